@@ -1,0 +1,30 @@
+"""strategy-compat's strategy library: the setup-inside-dist lifecycle for every strategy."""
+
+from strategies.accelerators import Accelerator, CPUAccelerator, CUDAAccelerator
+from strategies.callbacks import Callback, HookCall, HookRecorder
+from strategies.ddp import DDPStrategy
+from strategies.ddp_spawn import DDPSpawnStrategy
+from strategies.environments import ClusterEnvironment, LocalEnvironment, SLURMEnvironment, TorchElasticEnvironment
+from strategies.launchers import Launcher, MultiprocessingLauncher, RankFailedError, SubprocessScriptLauncher
+from strategies.module import DataModule, TrainModule
+from strategies.parallel import ParallelStrategy
+from strategies.precision import MixedPrecision, Precision
+from strategies.registry import StrategyRegistry
+from strategies.single_device import SingleDeviceStrategy
+from strategies.strategy import Strategy
+from strategies.trainer import Trainer
+
+STRATEGY_REGISTRY = Trainer.registry
+for _cls in (
+    SingleDeviceStrategy, DDPStrategy, DDPSpawnStrategy
+):
+    _cls.register_strategies(STRATEGY_REGISTRY)
+
+__all__ = [
+    "Accelerator", "CPUAccelerator", "CUDAAccelerator", "Callback", "ClusterEnvironment", "DDPSpawnStrategy",
+    "DDPStrategy", "DataModule", "HookCall",
+    "HookRecorder", "Launcher", "LocalEnvironment", "MixedPrecision", "MultiprocessingLauncher",
+    "ParallelStrategy", "Precision", "RankFailedError", "SLURMEnvironment", "STRATEGY_REGISTRY",
+    "SingleDeviceStrategy", "Strategy", "StrategyRegistry", "SubprocessScriptLauncher", "TorchElasticEnvironment",
+    "TrainModule", "Trainer",
+]

@@ -1,0 +1,67 @@
+"""Dataloaders: the distributed sampler, limits, and moving batches to the device."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler, IterableDataset, RandomSampler, SequentialSampler
+
+
+def inject_distributed_sampler(loader: Any, sampler_kwargs: dict[str, int] | None, shuffle_default: bool) -> Any:
+    """Give a plain DataLoader a DistributedSampler so each rank sees its own share.
+
+    Loaders with their own sampler or batch sampler, iterable datasets, and non-DataLoader
+    iterables are returned as they are.
+    """
+    if sampler_kwargs is None or not isinstance(loader, DataLoader) or isinstance(loader.dataset, IterableDataset):
+        return loader
+    if isinstance(loader.sampler, DistributedSampler):
+        return loader
+    if type(loader.sampler) not in (SequentialSampler, RandomSampler) or type(loader.batch_sampler) is not BatchSampler:
+        return loader
+    shuffle = isinstance(loader.sampler, RandomSampler) if shuffle_default else False
+    sampler = DistributedSampler(loader.dataset, shuffle=shuffle, **sampler_kwargs)
+    kwargs: dict[str, Any] = dict(
+        batch_size=loader.batch_size,
+        sampler=sampler,
+        num_workers=loader.num_workers,
+        collate_fn=loader.collate_fn,
+        pin_memory=loader.pin_memory,
+        drop_last=loader.drop_last,
+        timeout=loader.timeout,
+        worker_init_fn=loader.worker_init_fn,
+        multiprocessing_context=loader.multiprocessing_context,
+        generator=loader.generator,
+        persistent_workers=loader.persistent_workers,
+    )
+    if loader.num_workers > 0:
+        kwargs["prefetch_factor"] = loader.prefetch_factor
+    return DataLoader(loader.dataset, **kwargs)
+
+
+def limit_batches(loader: Any, limit: int | float | None) -> int | None:
+    """The number of batches to run: an int is a count, a float a fraction; None is all."""
+    if limit is None:
+        return None
+    if isinstance(limit, float) and 0.0 <= limit <= 1.0:
+        try:
+            return int(len(loader) * limit)
+        except TypeError:
+            raise ValueError("A fractional `limit_*_batches` needs a dataloader with a length.") from None
+    if isinstance(limit, int) and limit >= 0:
+        return limit
+    raise ValueError(f"`limit_*_batches={limit!r}`: pass a count >= 0 or a fraction in [0.0, 1.0].")
+
+
+def move_to_device(batch: Any, device: torch.device) -> Any:
+    """``batch`` with every tensor in it (through lists, tuples and dicts) on ``device``."""
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, dict):
+        return {k: move_to_device(v, device) for k, v in batch.items()}
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return type(batch)(*(move_to_device(v, device) for v in batch))
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(move_to_device(v, device) for v in batch)
+    return batch

@@ -1,0 +1,41 @@
+"""CPU processes."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+from typing_extensions import override
+
+from strategies.accelerators.accelerator import Accelerator
+
+
+class CPUAccelerator(Accelerator):
+    """The CPU; ``devices=N`` means N processes, at most one per core."""
+
+    name = "cpu"
+
+    @override
+    def setup_device(self, device: torch.device) -> None:
+        if device.type != "cpu":
+            raise ValueError(f"`CPUAccelerator` got the device `{device}`; expected a CPU device.")
+
+    @staticmethod
+    @override
+    def is_available() -> bool:
+        return True
+
+    @staticmethod
+    @override
+    def auto_device_count() -> int:
+        return 1
+
+    @staticmethod
+    @override
+    def max_device_count() -> int:
+        return os.cpu_count() or 1
+
+    @override
+    def get_parallel_devices(self, devices: int | list[int]) -> list[torch.device]:
+        count = devices if isinstance(devices, int) else len(devices)
+        return [torch.device("cpu")] * count

@@ -1,0 +1,35 @@
+"""DistributedDataParallel with workers started by ``torch.multiprocessing`` (spawn)."""
+
+from __future__ import annotations
+
+from typing_extensions import override
+
+from strategies.ddp import DDPStrategy
+from strategies.launchers import MultiprocessingLauncher
+
+
+class DDPSpawnStrategy(DDPStrategy):
+    """Like :class:`DDPStrategy`, but the workers are spawned from the calling process.
+
+    Everything from ``setup_environment`` to ``teardown`` runs inside the workers; the parent
+    never has a process group. Rank 0 sends the trained weights, the callback metrics and the
+    results back, and the parent's module is updated when ``fit`` returns. State the setup hooks
+    put on the module in a worker (e.g. layers) does not exist in the parent.
+
+    Args:
+        start_method: ``"spawn"`` (default), ``"fork"`` or ``"forkserver"``.
+    """
+
+    def __init__(self, *args, start_method: str = "spawn", **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.start_method = start_method
+
+    @override
+    def _configure_launcher(self) -> None:
+        self._launcher = MultiprocessingLauncher(self, start_method=self.start_method)
+
+    @classmethod
+    @override
+    def register_strategies(cls, registry) -> None:
+        """Add ``"ddp_spawn"`` to the registry."""
+        registry.register("ddp_spawn", cls, "DistributedDataParallel in workers spawned by torch.multiprocessing.")

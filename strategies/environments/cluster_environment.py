@@ -1,0 +1,59 @@
+"""The cluster-environment contract: where the ranks come from and where they meet."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+
+class ClusterEnvironment(ABC):
+    """Describes the processes of a run: ranks, world size and the rendezvous address."""
+
+    @property
+    @abstractmethod
+    def main_address(self) -> str:
+        """The address every rank connects to for the rendezvous."""
+
+    @property
+    @abstractmethod
+    def main_port(self) -> int:
+        """The port of the rendezvous on ``main_address``."""
+
+    @property
+    @abstractmethod
+    def creates_processes_externally(self) -> bool:
+        """Whether something outside (torchrun, SLURM, our own launcher) already made the processes."""
+
+    @staticmethod
+    @abstractmethod
+    def detect() -> bool:
+        """Whether the current process runs in this environment."""
+
+    @abstractmethod
+    def world_size(self) -> int:
+        """The number of processes over all nodes."""
+
+    @abstractmethod
+    def set_world_size(self, size: int) -> None:
+        """Set the world size where the environment does not fix it itself."""
+
+    @abstractmethod
+    def global_rank(self) -> int:
+        """The rank of this process over all nodes."""
+
+    @abstractmethod
+    def set_global_rank(self, rank: int) -> None:
+        """Set the global rank where the environment does not fix it itself."""
+
+    @abstractmethod
+    def local_rank(self) -> int:
+        """The rank of this process on its node."""
+
+    @abstractmethod
+    def node_rank(self) -> int:
+        """The rank of this node."""
+
+    def validate_settings(self, num_devices: int, num_nodes: int) -> None:
+        """Raise ``ValueError`` when the Trainer's devices/num_nodes disagree with the environment."""
+
+    def teardown(self) -> None:
+        """Release what the environment holds (sockets, variables)."""

@@ -1,0 +1,255 @@
+"""Start the extra local ranks by running the user's script again."""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from typing_extensions import override
+
+from strategies.environments import ClusterEnvironment
+from strategies.launchers.launcher import Launcher, RankFailedError
+
+_ERROR_DIR_VAR = "STRATEGY_COMPAT_ERROR_DIR"
+# How long rank 0 waits for a failed child's report before it blames itself.
+_BLAME_WAIT_S = 2.0
+# How long the watchdog lets rank 0 notice a dead child before ending the job itself.
+_GRACE_S = 5.0
+
+
+class SubprocessScriptLauncher(Launcher):
+    """Runs the script once more for every extra local rank; this process is local rank 0.
+
+    For ``Trainer(strategy="ddp", devices=2)`` in ``python train.py --lr 0.1``, the processes are::
+
+        python train.py --lr 0.1                       # local rank 0: this process
+        LOCAL_RANK=1 NODE_RANK=0 WORLD_SIZE=2 \\
+        MASTER_ADDR=127.0.0.1 MASTER_PORT=<port> \\
+        python train.py --lr 0.1                       # started by rank 0
+
+    (``python -m pkg.train`` is re-run as ``python -m pkg.train``.) Nothing is launched when the
+    cluster environment creates the processes itself (torchrun, SLURM, or a child of this
+    launcher). Children run in their own session and die with rank 0; a watchdog thread ends the
+    job when a child fails, and the error raised in rank 0 names the failed rank and carries its
+    traceback. SIGINT/SIGTERM to rank 0 end the children too.
+
+    Args:
+        cluster_environment: where the ranks come from.
+        num_processes: processes per node.
+        num_nodes: nodes.
+    """
+
+    def __init__(self, cluster_environment: ClusterEnvironment, num_processes: int, num_nodes: int) -> None:
+        self.cluster_environment = cluster_environment
+        self.num_processes = num_processes
+        self.num_nodes = num_nodes
+
+    @override
+    def launch(self, function: Callable[..., Any], *args: Any, trainer: Any = None, **kwargs: Any) -> Any:
+        if self.cluster_environment.creates_processes_externally:
+            return _run_reporting(function, args, kwargs, self.cluster_environment)
+        children = _Children.current
+        if children is None and self.num_processes > 1:
+            children = _Children.start(self.cluster_environment, self.num_processes, self.num_nodes)
+        elif children is not None and children.size != self.num_processes:
+            raise RuntimeError(
+                f"This process already started {children.size} local ranks; a run with {self.num_processes} "
+                "devices cannot reuse them. Use the same `devices` for every Trainer in one script."
+            )
+        try:
+            return function(*args, **kwargs)
+        except BaseException as err:
+            if children is None:
+                raise
+            children.fail(err)
+            raise
+
+
+def _run_reporting(function: Callable[..., Any], args: Any, kwargs: Any, env: ClusterEnvironment) -> Any:
+    """Run in a child rank; on error, leave the traceback where rank 0 looks for it."""
+    try:
+        return function(*args, **kwargs)
+    except BaseException:
+        error_dir = os.environ.get(_ERROR_DIR_VAR)
+        if error_dir and os.path.isdir(error_dir):
+            Path(error_dir, f"rank{env.global_rank()}.txt").write_text(traceback.format_exc())
+        raise
+
+
+def _script_command() -> list[str]:
+    main = sys.modules["__main__"]
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name.split(".")[0] in ("pytest", "_pytest"):
+        raise RuntimeError(_CANNOT_RERUN.format(what="pytest"))
+    if spec is not None:
+        return [sys.executable, "-m", spec.name.removesuffix(".__main__"), *sys.argv[1:]]
+    script = getattr(main, "__file__", None)
+    if script is None:
+        raise RuntimeError(_CANNOT_RERUN.format(what="an interactive session"))
+    if "pytest" in os.path.basename(sys.argv[0]):
+        raise RuntimeError(_CANNOT_RERUN.format(what="pytest"))
+    return [sys.executable, os.path.abspath(script), *sys.argv[1:]]
+
+
+_CANNOT_RERUN = (
+    "`strategy='ddp'` starts the other ranks by running the script again, which is not possible from "
+    "{what}. Use `strategy='ddp_spawn'` here, or put the training in a script and run that."
+)
+
+
+def _die_with_parent() -> None:
+    # Linux: SIGKILL this child when rank 0 dies, even by SIGKILL.
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+class _Children:
+    """The child ranks this process started (once per process), and their watchdog."""
+
+    current: _Children | None = None
+
+    def __init__(self, procs: dict[int, subprocess.Popen], error_dir: str) -> None:
+        self.procs = procs
+        self.size = len(procs) + 1
+        self.error_dir = error_dir
+        self._handled = threading.Event()
+        self._stopped = threading.Event()
+        self._previous_handlers: dict[int, Any] = {}
+
+    @classmethod
+    def start(cls, env: ClusterEnvironment, num_processes: int, num_nodes: int) -> _Children:
+        command = _script_command()
+        error_dir = tempfile.mkdtemp(prefix="strategy-compat-")
+        base_env = {
+            **os.environ,
+            "MASTER_ADDR": env.main_address,
+            "MASTER_PORT": str(env.main_port),
+            "WORLD_SIZE": str(num_processes * num_nodes),
+            "NODE_RANK": str(env.node_rank()),
+            _ERROR_DIR_VAR: error_dir,
+        }
+        procs = {}
+        for local_rank in range(1, num_processes):
+            child_env = {**base_env, "LOCAL_RANK": str(local_rank)}
+            procs[env.node_rank() * num_processes + local_rank] = subprocess.Popen(
+                command, env=child_env, start_new_session=True, preexec_fn=_die_with_parent
+            )
+        children = cls(procs, error_dir)
+        children._install()
+        cls.current = children
+        return children
+
+    def _install(self) -> None:
+        threading.Thread(target=self._watch, name="strategy-compat-watchdog", daemon=True).start()
+        atexit.register(self.join)
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous_handlers[signum] = signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.kill()
+        previous = self._previous_handlers.get(signum)
+        if callable(previous):
+            previous(signum, frame)
+        elif signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        else:
+            raise SystemExit(128 + signum)
+
+    def failed_rank(self) -> tuple[int, str] | None:
+        """The first child that exited non-zero, with its traceback (or its exit code)."""
+        for rank, proc in sorted(self.procs.items()):
+            code = proc.poll()
+            if code is not None and code != 0:
+                report = Path(self.error_dir, f"rank{rank}.txt")
+                text = report.read_text() if report.exists() else f"(exited with code {code}, no traceback)"
+                return rank, text
+        return None
+
+    def _watch(self) -> None:
+        while not self._stopped.is_set():
+            failure = self.failed_rank()
+            if failure is not None:
+                # Give rank 0 a moment to notice (gloo sees the closed socket); if it is stuck in a
+                # collective or a computation, end the whole job from here.
+                if self._handled.wait(_GRACE_S):
+                    return
+                rank, text = failure
+                sys.stderr.write(f"\n{RankFailedError(rank, text)}\nEnding the job from rank 0.\n")
+                sys.stderr.flush()
+                self.kill()
+                os._exit(1)
+            time.sleep(0.2)
+
+    def fail(self, err: BaseException) -> None:
+        """Rank 0 raised: find whom to blame, end the children, and name the rank on ``err``."""
+        self._handled.set()
+        deadline = time.monotonic() + _BLAME_WAIT_S
+        failure = self.failed_rank()
+        while failure is None and time.monotonic() < deadline and not isinstance(err, KeyboardInterrupt):
+            time.sleep(0.1)
+            failure = self.failed_rank()
+        self.kill()
+        if failure is not None:
+            raise RankFailedError(*failure) from err
+        err.add_note("Raised on global rank 0.")
+
+    def kill(self) -> None:
+        """End every child (and its own children), politely then firmly."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + 3
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait()
+        self._cleanup()
+
+    def join(self, timeout: float = 120.0) -> None:
+        """At exit: wait for the children to finish the same script, then clean up."""
+        if self._stopped.is_set():
+            return
+        deadline = time.monotonic() + timeout
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                break
+        self._handled.set()
+        failure = self.failed_rank()
+        self.kill()
+        if failure is not None:
+            sys.stderr.write(f"\n{RankFailedError(*failure)}\n")
+            sys.stderr.flush()
+            os._exit(1)
+
+    def _cleanup(self) -> None:
+        self._stopped.set()
+        shutil.rmtree(self.error_dir, ignore_errors=True)
+        for signum, previous in self._previous_handlers.items():
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signum, previous)
+        self._previous_handlers = {}

@@ -1,0 +1,47 @@
+"""Strategy names -> classes: ``Trainer(strategy="ddp")``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class _Entry:
+    cls: type
+    description: str
+    init_kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+class StrategyRegistry:
+    """Maps registry names to strategy classes with default keyword arguments."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Entry] = {}
+
+    def register(self, name: str, cls: type, description: str, override: bool = False, **init_kwargs: Any) -> None:
+        """Add ``name``; an existing name needs ``override=True``."""
+        if name in self._entries and not override:
+            raise ValueError(f"The strategy name {name!r} is already registered. HINT: pass `override=True`.")
+        self._entries[name] = _Entry(cls, description, init_kwargs)
+
+    def create(self, name: str, **kwargs: Any) -> Any:
+        """Instantiate the strategy registered as ``name``."""
+        if name not in self._entries:
+            raise ValueError(
+                f"Unknown strategy {name!r}. Valid names: {', '.join(repr(n) for n in self.names())}; "
+                "or pass a `Strategy` instance."
+            )
+        entry = self._entries[name]
+        return entry.cls(**{**entry.init_kwargs, **kwargs})
+
+    def names(self) -> list[str]:
+        """The registered names, sorted (``"auto"`` is resolved by the Trainer)."""
+        return sorted({*self._entries, "auto"})
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries or name == "auto"
+
+    def description(self, name: str) -> str:
+        """The one-line description of ``name``."""
+        return self._entries[name].description
