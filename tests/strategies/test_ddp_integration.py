@@ -1,0 +1,153 @@
+"""DDP with real processes and gloo: the subprocess launcher, torchrun, failures and signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from _helpers import PROBE, ROOT, expected_order, observed_order, run_script, script_env
+from probe import dataset
+
+
+def _reference_weights() -> list:
+    """One SGD step of a single process over the same global batch (samples 0-7)."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(4, 1)
+    x, y = dataset().tensors
+    loss = torch.nn.functional.mse_loss(layer(x[:8]), y[:8])
+    loss.backward()
+    with torch.no_grad():
+        for p in layer.parameters():
+            p -= 0.1 * p.grad
+    return [p.detach().flatten().tolist() for p in layer.parameters()]
+
+
+def _load(out, world=2) -> list[dict]:
+    return [json.loads((out / f"rank{r}.json").read_text()) for r in range(world)]
+
+
+def _check_run(reports: list[dict]) -> None:
+    reference = _reference_weights()
+    for rank, report in enumerate(reports):
+        for key in ("module_setup", "datamodule_setup"):
+            seen = report[key]
+            assert seen["initialized"] is True
+            assert seen["dist_rank"] == seen["trainer_rank"] == rank
+            assert seen["broadcast"] == 100 and seen["barrier"] is True
+        assert report["wrapped"] == "DistributedDataParallel"
+        assert report["layer_device"] == report["root_device"] == "cpu"
+        assert torch.allclose(torch.tensor(report["weights"][0][0]), torch.tensor(reference[0]), atol=1e-6)
+        assert torch.allclose(torch.tensor(report["weights"][0][1]), torch.tensor(reference[1]), atol=1e-6)
+    assert reports[0]["weights"] == reports[1]["weights"]
+
+
+def _check_order(reports: list[dict]) -> None:
+    for rank, report in enumerate(reports):
+        for stage in ("fit", "validate", "test", "predict"):
+            expected = expected_order(stage, parallel=True, local_rank=rank)
+            calls = observed_order(report["record"], stage)
+            # fit runs twice in the probe (fit, validate, test, predict, fit).
+            runs = 2 if stage == "fit" else 1
+            assert calls == expected * runs, (rank, stage)
+        pg = [name for _, _, name in report["record"] if name.startswith("process_group.")]
+        assert pg == ["process_group.init"] + ["process_group.reuse"] * 4
+
+
+@pytest.fixture(scope="module")
+def ddp_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ddp")
+    result = run_script([sys.executable, str(PROBE), "--out", str(out)])
+    assert result.returncode == 0, result.stderr
+    return _load(out)
+
+
+def test_ddp_subprocess_launcher_setup_sees_live_group_and_weights_match_reference(ddp_run):
+    _check_run(ddp_run)
+
+
+def test_ddp_recorded_order_per_rank_matches_contract(ddp_run):
+    _check_order(ddp_run)
+
+
+def test_ddp_group_stays_until_close_and_is_reused(ddp_run):
+    assert all(r["pg_initialized_at_end"] for r in ddp_run)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ddp_under_torchrun(tmp_path):
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
+           "--master-port", str(_free_port()), str(PROBE), "--out", str(tmp_path)]
+    result = run_script(cmd)
+    assert result.returncode == 0, result.stderr
+    reports = _load(tmp_path)
+    _check_run(reports)
+    _check_order(reports)
+
+
+def _assert_gone(out, world=2) -> None:
+    for rank in range(world):
+        pid_file = out / f"pid{rank}"
+        if not pid_file.exists():
+            continue
+        pid, port = map(int, pid_file.read_text().split())
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z", rank
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", port))  # the rendezvous port is free again
+
+
+@pytest.mark.parametrize("where", ["setup", "training_step"])
+def test_a_failing_rank_ends_the_job_naming_the_rank(tmp_path, where):
+    result = run_script([sys.executable, str(PROBE), "--out", str(tmp_path), "--fail", where, "--fail-rank", "1",
+                         "--stages", "fit"])
+    ended = time.time()
+    assert result.returncode != 0
+    assert "Rank 1 failed" in result.stderr
+    assert f"ValueError: boom in {where} on rank 1" in result.stderr
+    assert "Traceback" in result.stderr
+    failed_at = float(re.search(r"FAILING AT ([\d.]+)", result.stderr).group(1))
+    assert ended - failed_at < 12, f"the job took {ended - failed_at:.1f} s to end after the failure"
+    _assert_gone(tmp_path)
+
+
+def test_a_failing_rank_zero_is_named(tmp_path):
+    result = run_script([sys.executable, str(PROBE), "--out", str(tmp_path), "--fail", "setup", "--fail-rank", "0",
+                         "--stages", "fit"])
+    assert result.returncode != 0
+    assert "boom in setup on rank 0" in result.stderr and "Raised on global rank 0" in result.stderr
+    _assert_gone(tmp_path)
+
+
+def test_sigint_to_the_launching_process_ends_the_children(tmp_path):
+    proc = subprocess.Popen([sys.executable, str(PROBE), "--out", str(tmp_path), "--sleep", "0.5", "--max-steps",
+                             "1000", "--stages", "fit"], env=script_env(), cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "pid1").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert (tmp_path / "pid1").exists(), "rank 1 never started"
+        time.sleep(3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode != 0
+    assert "KeyboardInterrupt" in err
+    time.sleep(0.5)
+    _assert_gone(tmp_path)
