@@ -1,0 +1,100 @@
+"""Bad input: each a clear error that says what to do."""
+
+from __future__ import annotations
+
+import datetime
+import os
+
+import pytest
+import torch
+import torch.distributed as dist
+from probe import ProbeData, ProbeModule
+
+from strategies import LocalEnvironment, Trainer, TrainModule
+from strategies._distributed import ProcessGroupError, destroy_dist_connection, init_dist_connection
+
+
+def test_unknown_strategy_lists_the_valid_names():
+    with pytest.raises(ValueError, match=r"Unknown strategy 'dpp'.*'auto', 'ddp', 'ddp_spawn'.*'single_device'"):
+        Trainer(strategy="dpp")
+
+
+def test_more_devices_than_exist():
+    with pytest.raises(ValueError, match=rf"`devices=999` but this machine has only {os.cpu_count()} cpu"):
+        Trainer(accelerator="cpu", devices=999)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error on a machine without CUDA")
+@pytest.mark.parametrize("name", ["cuda", "gpu"])
+def test_cuda_without_cuda(name):
+    with pytest.raises(RuntimeError, match=r"no CUDA device is available.*accelerator='cpu'"):
+        Trainer(accelerator=name)
+
+
+def test_num_nodes_without_a_cluster_environment():
+    with pytest.raises(ValueError, match=r"`num_nodes=2` but no cluster environment.*torchrun.*SLURM"):
+        Trainer(strategy="ddp", accelerator="cpu", devices=1, num_nodes=2)
+
+
+def test_module_without_training_step_cannot_fit():
+    class NoStep(TrainModule):
+        pass
+
+    with pytest.raises(NotImplementedError, match=r"`NoStep` has no `training_step`.*define"):
+        Trainer(accelerator="cpu", enable_progress_bar=False).fit(NoStep())
+
+
+def test_incompatible_existing_process_group():
+    env = LocalEnvironment()
+    init_dist_connection(env, "gloo", 0, 1, datetime.timedelta(seconds=20))
+    try:
+        trainer = Trainer(strategy="ddp", accelerator="cpu", devices=2, enable_progress_bar=False)
+        with pytest.raises(ProcessGroupError, match=r"world size 1.*world size 2.*strategy.close\(\)"):
+            trainer.fit(ProbeModule(), datamodule=ProbeData(4))
+    finally:
+        destroy_dist_connection()
+        env.teardown()
+    assert not dist.is_initialized()
+
+
+def test_sixteen_bit_mixed_on_cpu_points_to_bf16():
+    with pytest.raises(ValueError, match="use `precision='bf16-mixed'`"):
+        Trainer(accelerator="cpu", precision="16-mixed")
+
+
+def test_unknown_precision_and_accelerator():
+    with pytest.raises(ValueError, match="Valid values: '32-true', 'bf16-mixed', '16-mixed'"):
+        Trainer(accelerator="cpu", precision="64")
+    with pytest.raises(ValueError, match="Valid values: 'auto', 'cpu', 'cuda'"):
+        Trainer(accelerator="tpu")
+
+
+def test_single_device_with_several_devices():
+    with pytest.raises(ValueError, match="Use `strategy='ddp'`"):
+        Trainer(strategy="single_device", accelerator="cpu", devices=2)
+
+
+def test_ddp_cannot_rerun_pytest():
+    trainer = Trainer(strategy="ddp", accelerator="cpu", devices=2, enable_progress_bar=False)
+    with pytest.raises(RuntimeError, match="cannot re-run|not possible from pytest.*ddp_spawn"):
+        trainer.fit(ProbeModule(), datamodule=ProbeData(4))
+    trainer.strategy.cluster_environment.teardown()
+
+
+def test_missing_training_data():
+    trainer = Trainer(accelerator="cpu", enable_progress_bar=False)
+    with pytest.raises(ValueError, match="No training data: pass `train_dataloaders`"):
+        trainer.fit(ProbeModule())
+
+
+def test_existing_group_with_another_backend():
+    env = LocalEnvironment()
+    init_dist_connection(env, "gloo", 0, 1, datetime.timedelta(seconds=20))
+    try:
+        trainer = Trainer(strategy="ddp", accelerator="cpu", devices=1, enable_progress_bar=False)
+        trainer.strategy._process_group_backend = "nccl"
+        with pytest.raises(ProcessGroupError, match=r"backend `gloo`.*needs backend `nccl`"):
+            trainer.fit(ProbeModule(), datamodule=ProbeData(4))
+    finally:
+        destroy_dist_connection()
+        env.teardown()

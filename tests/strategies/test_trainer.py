@@ -1,0 +1,81 @@
+"""Trainer features on one process: optimizers, samplers, limits, logging, checkpoints."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from probe import ProbeData, ProbeModule, dataset
+from torch.utils.data import DataLoader, DistributedSampler
+
+from strategies import Trainer
+from strategies._data import inject_distributed_sampler
+from strategies._optimizers import parse_optimizers
+
+
+def _params():
+    return [torch.nn.Parameter(torch.zeros(1))]
+
+
+def test_configure_optimizers_forms():
+    opt = torch.optim.SGD(_params(), lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 1)
+    assert parse_optimizers(opt) == ([opt], [])
+    assert parse_optimizers([opt])[0] == [opt]
+    opts, scheds = parse_optimizers({"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}})
+    assert opts == [opt] and scheds[0]["interval"] == "step"
+    opts, scheds = parse_optimizers(([opt], [sched]))
+    assert scheds[0]["scheduler"] is sched and scheds[0]["interval"] == "epoch"
+    with pytest.raises(ValueError, match="returned None"):
+        parse_optimizers(None)
+    with pytest.raises(TypeError, match="`int`"):
+        parse_optimizers(3)
+
+
+def test_distributed_sampler_is_injected_unless_custom():
+    loader = DataLoader(dataset(), batch_size=4, shuffle=True)
+    injected = inject_distributed_sampler(loader, {"num_replicas": 2, "rank": 1}, shuffle_default=True)
+    assert isinstance(injected.sampler, DistributedSampler) and injected.sampler.shuffle
+    assert injected.sampler.rank == 1 and len(injected) == 2
+    assert inject_distributed_sampler(loader, None, True) is loader
+    custom = DataLoader(dataset(), batch_size=4, sampler=DistributedSampler(dataset(), 2, 0))
+    assert inject_distributed_sampler(custom, {"num_replicas": 2, "rank": 1}, True) is custom
+
+
+def test_limits_epochs_and_logging():
+    trainer = Trainer(accelerator="cpu", max_epochs=2, limit_train_batches=1, limit_val_batches=2,
+                      enable_progress_bar=False)
+    module = ProbeModule()
+    trainer.fit(module, datamodule=ProbeData(batch_size=4))
+    assert trainer.state.global_step == 2 and trainer.state.epoch == 2
+    assert {"train_loss", "val_loss"} <= set(trainer.callback_metrics)
+    results = trainer.test(module, datamodule=ProbeData(batch_size=4))
+    assert results[0]["test_loss"] == pytest.approx(float(trainer.callback_metrics["test_loss"]))
+    predictions = trainer.predict(module, datamodule=ProbeData(batch_size=4))
+    assert len(predictions) == 4 and predictions[0].shape == (4, 1)
+
+
+def test_checkpoint_resume_equals_an_uninterrupted_run(tmp_path):
+    def trainer(steps):
+        return Trainer(accelerator="cpu", max_steps=steps, enable_progress_bar=False)
+
+    straight = ProbeModule()
+    trainer(6).fit(straight, datamodule=ProbeData(batch_size=4))
+
+    first = ProbeModule()
+    t = trainer(3)
+    t.fit(first, datamodule=ProbeData(batch_size=4))
+    first.layer.to("cpu")
+    # Save from inside a run the way users do: a fresh run restores weights and the loop position.
+    t.strategy.connect(first)
+    t.strategy.setup(t)  # rebuild optimizers for the saved state
+    path = tmp_path / "step3.ckpt"
+    t.state.global_step, t.state.step_in_epoch, t.state.epoch = 3, 3, 0
+    t.save_checkpoint(path)
+    t.strategy.teardown()
+
+    resumed = ProbeModule()
+    trainer(6).fit(resumed, datamodule=ProbeData(batch_size=4), ckpt_path=path)
+    for a, b in zip(straight.parameters(), resumed.parameters()):
+        assert torch.allclose(a, b, atol=1e-6)
+    loaded = torch.load(path, weights_only=True)
+    assert loaded["global_step"] == 3 and set(loaded["state_dict"]) == {"layer.weight", "layer.bias"}
