@@ -74,7 +74,8 @@ def _fit_loop(trainer: Trainer, model: TrainModule, train: Any, val: Any) -> Non
                 continue
             _train_step(trainer, model, batch, batch_idx)
             state.step_in_epoch = batch_idx + 1
-            progress.update("train", state.epoch, batch_idx + 1, limit, _floats(trainer.callback_metrics))
+            if progress.enabled:
+                progress.update("train", state.epoch, batch_idx + 1, limit, _floats(trainer.callback_metrics))
             if 0 <= trainer.max_steps <= state.global_step:
                 state.should_stop = True
                 break

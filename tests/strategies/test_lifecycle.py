@@ -60,3 +60,14 @@ def test_fit_test_fit_initialises_the_process_group_once():
     events = [c.name for c in trainer.hook_record if c.name.startswith("process_group.")]
     assert events == ["process_group.init", "process_group.reuse", "process_group.reuse"]
     assert not dist.is_initialized(), "strategy.close() must destroy the group it created"
+
+
+def test_single_device_setup_layer_is_moved_and_trained():
+    trainer = Trainer(strategy="single_device", accelerator="cpu", max_steps=1, enable_progress_bar=False)
+    module = ProbeModule()
+    trainer.fit(module, datamodule=ProbeData(batch_size=8))
+    assert module.seen["module_setup"] == {"initialized": False, "trainer_rank": 0}
+    assert module.seen["wrapped"] == "ProbeModule" and module.seen["layer_device"] == "cpu"
+    from test_ddp_integration import _reference_weights
+
+    assert module.layer.weight.flatten().tolist() == pytest.approx(_reference_weights()[0], abs=1e-6)
