@@ -43,7 +43,8 @@ class Strategy(ABC):
         self._launcher: Launcher | None = None
         self.optimizers: list[torch.optim.Optimizer] = []
         self.lr_scheduler_configs: list[dict[str, Any]] = []
-        self._recorder: Callable[[str], None] = lambda name: None
+        # The Trainer sets its hook recorder here; a plain function keeps the strategy picklable.
+        self._recorder: Callable[[str], None] = _no_record
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -268,3 +269,7 @@ class Strategy(ABC):
     def load_module_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
         """Load a full state dict into the module."""
         self.module.load_state_dict(state_dict, strict=strict)
+
+
+def _no_record(name: str) -> None:
+    """The recorder of a strategy no Trainer drives."""
