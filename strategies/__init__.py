@@ -4,7 +4,10 @@ from strategies.accelerators import Accelerator, CPUAccelerator, CUDAAccelerator
 from strategies.callbacks import Callback, HookCall, HookRecorder
 from strategies.ddp import DDPStrategy
 from strategies.ddp_spawn import DDPSpawnStrategy
+from strategies.deepspeed import DeepSpeedStrategy
+from strategies.dp import DataParallelStrategy
 from strategies.environments import ClusterEnvironment, LocalEnvironment, SLURMEnvironment, TorchElasticEnvironment
+from strategies.fsdp import FSDPStrategy
 from strategies.launchers import Launcher, MultiprocessingLauncher, RankFailedError, SubprocessScriptLauncher
 from strategies.module import DataModule, TrainModule
 from strategies.parallel import ParallelStrategy
@@ -16,13 +19,13 @@ from strategies.trainer import Trainer
 
 STRATEGY_REGISTRY = Trainer.registry
 for _cls in (
-    SingleDeviceStrategy, DDPStrategy, DDPSpawnStrategy
+    SingleDeviceStrategy, DDPStrategy, DDPSpawnStrategy, FSDPStrategy, DeepSpeedStrategy, DataParallelStrategy
 ):
     _cls.register_strategies(STRATEGY_REGISTRY)
 
 __all__ = [
     "Accelerator", "CPUAccelerator", "CUDAAccelerator", "Callback", "ClusterEnvironment", "DDPSpawnStrategy",
-    "DDPStrategy", "DataModule", "HookCall",
+    "DDPStrategy", "DataModule", "DataParallelStrategy", "DeepSpeedStrategy", "FSDPStrategy", "HookCall",
     "HookRecorder", "Launcher", "LocalEnvironment", "MixedPrecision", "MultiprocessingLauncher",
     "ParallelStrategy", "Precision", "RankFailedError", "SLURMEnvironment", "STRATEGY_REGISTRY",
     "SingleDeviceStrategy", "Strategy", "StrategyRegistry", "SubprocessScriptLauncher", "TorchElasticEnvironment",
