@@ -72,8 +72,10 @@ def _fit_loop(trainer: Trainer, model: TrainModule, train: Any, val: Any) -> Non
                 break
             if batch_idx < skip:
                 continue
+            if 0 <= trainer.max_steps <= state.global_step:  # a resumed run may already be done
+                state.should_stop = True
+                break
             _train_step(trainer, model, batch, batch_idx)
-            state.step_in_epoch = batch_idx + 1
             if progress.enabled:
                 progress.update("train", state.epoch, batch_idx + 1, limit, _floats(trainer.callback_metrics))
             if 0 <= trainer.max_steps <= state.global_step:
@@ -116,6 +118,8 @@ def _train_step(trainer: Trainer, model: TrainModule, batch: Any, batch_idx: int
         for config in strategy.lr_scheduler_configs:
             if config["interval"] == "step":
                 config["scheduler"].step()
+    # Counted before the batch-end hooks, so a checkpoint saved there resumes after this batch.
+    state.step_in_epoch = batch_idx + 1
     trainer._call_callbacks("on_train_batch_end", output, batch, batch_idx)
     trainer._call("module", model, "on_train_batch_end", output, batch, batch_idx)
 

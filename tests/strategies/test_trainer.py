@@ -7,7 +7,7 @@ import torch
 from probe import ProbeData, ProbeModule, dataset
 from torch.utils.data import DataLoader, DistributedSampler
 
-from strategies import Trainer
+from strategies import Callback, Trainer
 from strategies._data import inject_distributed_sampler
 from strategies._optimizers import parse_optimizers
 
@@ -54,28 +54,42 @@ def test_limits_epochs_and_logging():
     assert len(predictions) == 4 and predictions[0].shape == (4, 1)
 
 
+class _SaveAt(Callback):
+    def __init__(self, step: int, path) -> None:
+        self.step, self.path = step, path
+
+    def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+        if trainer.state.global_step == self.step:
+            trainer.save_checkpoint(self.path)
+
+
 def test_checkpoint_resume_equals_an_uninterrupted_run(tmp_path):
-    def trainer(steps):
-        return Trainer(accelerator="cpu", max_steps=steps, enable_progress_bar=False)
+    def trainer(steps, callbacks=()):
+        return Trainer(accelerator="cpu", max_steps=steps, enable_progress_bar=False, callbacks=list(callbacks))
 
     straight = ProbeModule()
     trainer(6).fit(straight, datamodule=ProbeData(batch_size=4))
 
-    first = ProbeModule()
-    t = trainer(3)
-    t.fit(first, datamodule=ProbeData(batch_size=4))
-    first.layer.to("cpu")
-    # Save from inside a run the way users do: a fresh run restores weights and the loop position.
-    t.strategy.connect(first)
-    t.strategy.setup(t)  # rebuild optimizers for the saved state
     path = tmp_path / "step3.ckpt"
-    t.state.global_step, t.state.step_in_epoch, t.state.epoch = 3, 3, 0
-    t.save_checkpoint(path)
-    t.strategy.teardown()
+    trainer(6, [_SaveAt(3, path)]).fit(ProbeModule(), datamodule=ProbeData(batch_size=4))
+    loaded = torch.load(path, weights_only=True)
+    assert (loaded["global_step"], loaded["epoch"], loaded["step_in_epoch"]) == (3, 0, 3)
+    assert set(loaded["state_dict"]) == {"layer.weight", "layer.bias"}
 
     resumed = ProbeModule()
     trainer(6).fit(resumed, datamodule=ProbeData(batch_size=4), ckpt_path=path)
     for a, b in zip(straight.parameters(), resumed.parameters()):
         assert torch.allclose(a, b, atol=1e-6)
-    loaded = torch.load(path, weights_only=True)
-    assert loaded["global_step"] == 3 and set(loaded["state_dict"]) == {"layer.weight", "layer.bias"}
+
+
+def test_resuming_a_finished_run_trains_no_more(tmp_path):
+    path = tmp_path / "done.ckpt"
+    module = ProbeModule()
+    trainer = Trainer(accelerator="cpu", max_steps=2, enable_progress_bar=False, callbacks=[_SaveAt(2, path)])
+    trainer.fit(module, datamodule=ProbeData(batch_size=4))
+    again = ProbeModule()
+    t2 = Trainer(accelerator="cpu", max_steps=2, enable_progress_bar=False)
+    t2.fit(again, datamodule=ProbeData(batch_size=4), ckpt_path=path)
+    assert t2.state.global_step == 2
+    for a, b in zip(module.parameters(), again.parameters()):
+        assert torch.equal(a, b)
