@@ -1,0 +1,121 @@
+"""``LightningModule``, ``LightningDataModule`` and ``Callback`` with the old hook names.
+
+* ``LightningModule.configure_sharded_model()`` is called as ``configure_model()`` (inside the
+  strategy's sharded context, after the setup hooks); defining both is a ``TypeError``.
+* ``Callback.on_before_accelerator_backend_setup(trainer, pl_module)`` and
+  ``Callback.on_configure_sharded_model(trainer, pl_module)`` are called from ``setup`` (after
+  the callback's own ``setup`` body), once per ``setup``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typing_extensions import deprecated
+
+from strategies.callbacks import Callback as _NewCallback
+from strategies.module import DataModule as _DataModule
+from strategies.module import TrainModule as _TrainModule
+
+from compat._bridge import (
+    Hook,
+    ShimMeta,
+    bridge_subclass,
+    call_old,
+    forwarder,
+    is_bridge,
+    mark_bridge,
+    user_override,
+)
+
+__all__ = ["LightningModule", "LightningDataModule", "Callback"]
+
+_MODULE = "pytorch_lightning.LightningModule"
+_CALLBACK = "pytorch_lightning.Callback"
+
+_MODULE_HOOKS = (
+    Hook(_MODULE, "configure_sharded_model", "configure_model",
+         "as `configure_model()`, inside the strategy's sharded context after the setup hooks", make=call_old),
+)
+
+_CALLBACK_HOOKS = (
+    Hook(_CALLBACK, "on_before_accelerator_backend_setup", "setup",
+         "from `setup(trainer, module, stage)` (the process group is up)", exclusive=False),
+    Hook(_CALLBACK, "on_configure_sharded_model", "setup", "from `setup(trainer, module, stage)`", exclusive=False),
+)
+_LEGACY_CALLBACK_HOOKS = tuple(h.old for h in _CALLBACK_HOOKS)
+
+
+@deprecated("LightningModule is deprecated: use strategies.TrainModule", category=None)
+class LightningModule(_TrainModule, metaclass=ShimMeta):
+    """``pytorch_lightning.LightningModule``: use ``strategies.TrainModule``."""
+
+    _compat_old = _MODULE
+    _compat_new = "strategies.TrainModule"
+    _compat_new_cls = _TrainModule
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        bridge_subclass(cls, _MODULE_HOOKS)
+
+    configure_sharded_model = forwarder(_MODULE, "configure_sharded_model", "configure_model")
+
+
+@deprecated("LightningDataModule is deprecated: use strategies.DataModule", category=None)
+class LightningDataModule(_DataModule, metaclass=ShimMeta):
+    """``pytorch_lightning.LightningDataModule``: use ``strategies.DataModule``."""
+
+    _compat_old = "pytorch_lightning.LightningDataModule"
+    _compat_new = "strategies.DataModule"
+    _compat_new_cls = _DataModule
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        bridge_subclass(cls, ())
+
+
+def _call_legacy(callback: Any, trainer: Any, module: Any) -> None:
+    for name in _LEGACY_CALLBACK_HOOKS:
+        if user_override(type(callback), name) is not None:
+            getattr(callback, name)(trainer, module)
+
+
+@deprecated("Callback from compat is deprecated: use strategies.Callback", category=None)
+class Callback(_NewCallback, metaclass=ShimMeta):
+    """``pytorch_lightning.Callback``: use ``strategies.Callback``."""
+
+    _compat_old = _CALLBACK
+    _compat_new = "strategies.Callback"
+    _compat_new_cls = _NewCallback
+    _compat_setup_depth = 0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        bridge_subclass(cls, _CALLBACK_HOOKS)
+        own_setup = vars(cls).get("setup")
+        if own_setup is None or is_bridge(own_setup):
+            return
+        if not any(user_override(cls, name) for name in _LEGACY_CALLBACK_HOOKS):
+            return
+
+        def setup(self: Any, trainer: Any, module: Any, stage: str) -> None:
+            self._compat_setup_depth += 1
+            try:
+                own_setup(self, trainer, module, stage)
+            finally:
+                self._compat_setup_depth -= 1
+            if self._compat_setup_depth == 0:
+                _call_legacy(self, trainer, module)
+
+        cls.setup = mark_bridge(setup, "on_before_accelerator_backend_setup")
+
+    def setup(self, trainer: Any, module: Any, stage: str) -> None:
+        """Runs the old ``on_before_accelerator_backend_setup``/``on_configure_sharded_model`` overrides."""
+        if self._compat_setup_depth == 0:
+            _call_legacy(self, trainer, module)
+
+    def on_before_accelerator_backend_setup(self, trainer: Any, pl_module: Any) -> None:
+        """Old hook (now ``setup``): the base does nothing."""
+
+    def on_configure_sharded_model(self, trainer: Any, pl_module: Any) -> None:
+        """Old hook (now ``setup``): the base does nothing."""
