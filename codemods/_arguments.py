@@ -1,0 +1,189 @@
+"""How CM006 rewrites the arguments of one call: keyword expansions, renames and moves,
+laid out like the call was (one argument per line stays one per line; comments stay)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import libcst as cst
+
+from compat.renames import Kind, Rename
+
+from ._calls import literal
+from ._layout import uncommented, without
+
+__all__ = ["ArgOp", "apply_ops", "conflict", "falsy", "message", "quote_of", "template"]
+
+
+@dataclass(frozen=True)
+class ArgOp:
+    """What becomes of one keyword argument."""
+
+    kind: str  # expand | rename | move
+    entry: Rename
+    keyword: str = ""
+    template: tuple[cst.Arg, ...] = ()
+    element: int | None = None  # move: index in a list value; None: the whole value
+    comment: cst.TrailingWhitespace | None = None  # move: the moved element's end-of-line comment
+    superseded: bool = False  # expand: keywords dropped in favour of a moved plugin
+    template_dropped: str = ""
+
+
+@functools.lru_cache(maxsize=256)
+def template(text: str) -> tuple[cst.Arg, ...]:
+    call = cst.parse_expression(f"f({text})")
+    assert isinstance(call, cst.Call)
+    return tuple(call.args)
+
+
+def falsy(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Integer):
+        return value.evaluated_value == 0
+    if isinstance(value, cst.Name):
+        return value.value in ("None", "False")
+    if isinstance(value, (cst.List, cst.Tuple, cst.Dict)):
+        return not value.elements
+    text = literal(value)
+    return text is not None and text.strip() in ("", "0")
+
+
+def _code(module: cst.Module, node: cst.CSTNode) -> str:
+    value = literal(node) if isinstance(node, cst.BaseExpression) else None
+    return repr(value) if value is not None else module.code_for_node(node).strip()
+
+
+def _keywords(module: cst.Module, call: cst.Call, ops: dict[int, ArgOp]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for index, arg in enumerate(call.args):
+        op = ops.get(index)
+        if arg.keyword is None:
+            continue
+        if op is None:
+            out.append((arg.keyword.value, _code(module, arg.value)))
+        elif op.kind == "expand":
+            for new in op.template:
+                value = arg.value if isinstance(new.value, cst.Ellipsis) else new.value
+                out.append((new.keyword.value, _code(module, value)))  # type: ignore[union-attr]
+        elif op.kind == "rename":
+            out.append((op.keyword, _code(module, arg.value)))
+        else:
+            value = arg.value
+            moved = value if op.element is None else value.elements[op.element].value  # type: ignore[attr-defined]
+            out.append((op.keyword, _code(module, moved)))
+            if op.element is not None and len(value.elements) > 1:  # type: ignore[attr-defined]
+                out.append((arg.keyword.value, "<rest>"))
+    return out
+
+
+def conflict(module: cst.Module, call: cst.Call, ops: dict[int, ArgOp]) -> str:
+    seen: dict[str, str] = {}
+    for key, code in _keywords(module, call, ops):
+        if key in seen and seen[key] != code:
+            return f"`{key}={seen[key]}` and `{key}={code}`"
+        seen.setdefault(key, code)
+    return ""
+
+
+def quote_of(call: cst.Call) -> str | None:
+    for arg in call.args:
+        if isinstance(arg.value, cst.SimpleString) and arg.value.prefix == "" and len(arg.value.quote) == 1:
+            return arg.value.quote
+    return None
+
+
+def _requote(value: cst.BaseExpression, quote: str | None) -> cst.BaseExpression:
+    if (
+        quote
+        and isinstance(value, cst.SimpleString)
+        and value.quote != quote
+        and quote not in value.value[1:-1]
+    ):
+        return value.with_changes(value=f"{quote}{value.value[1:-1]}{quote}")
+    return value
+
+
+def _separator(comma: cst.Comma | cst.MaybeSentinel) -> cst.Comma:
+    """A comma laid out like ``comma`` but without its comment (comments are never copied)."""
+    plain = uncommented(comma)
+    return plain if isinstance(plain, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def _spread(original: cst.Arg, new: list[cst.Arg]) -> list[cst.Arg]:
+    sep = _separator(original.comma)
+    return [a.with_changes(comma=original.comma if i == len(new) - 1 else sep) for i, a in enumerate(new)]
+
+
+def _kwarg(original: cst.Arg, keyword: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(value=value, keyword=cst.Name(keyword), equal=original.equal)
+
+
+def apply_ops(node: cst.CSTNode, ops: dict[int, ArgOp], quote: str | None) -> cst.CSTNode:
+    assert isinstance(node, cst.Call)
+    out: list[cst.Arg] = []
+    seen: set[str] = set()
+    last_dropped = False
+    for index, arg in enumerate(node.args):
+        op = ops.get(index)
+        new: list[cst.Arg]
+        if op is None:
+            new = [arg]
+        elif op.kind == "expand":
+            made = [
+                _kwarg(
+                    arg,
+                    t.keyword.value,
+                    arg.value if isinstance(t.value, cst.Ellipsis) else _requote(t.value, quote),
+                )  # type: ignore[union-attr]
+                for t in op.template
+            ]
+            new = _spread(arg, made)
+        elif op.kind == "rename":
+            new = [arg.with_changes(keyword=cst.Name(op.keyword))]
+        else:
+            new = _move(arg, op)
+        kept = [a for a in new if a.keyword is None or a.keyword.value not in seen]
+        seen.update(a.keyword.value for a in kept if a.keyword is not None)
+        last_dropped = not kept and index == len(node.args) - 1
+        out.extend(kept)
+    if out and last_dropped:
+        out[-1] = out[-1].with_changes(comma=node.args[-1].comma)
+    return node.with_changes(args=out)
+
+
+def _move(arg: cst.Arg, op: ArgOp) -> list[cst.Arg]:
+    value = arg.value
+    if op.element is None:
+        return [arg.with_changes(keyword=cst.Name(op.keyword))]
+    assert isinstance(value, (cst.List, cst.Tuple))
+    moved = value.elements[op.element].value
+    elements = without(value.elements, {op.element})
+    if not elements:
+        return [_kwarg(arg, op.keyword, moved).with_changes(comma=arg.comma)]
+    rest = arg.with_changes(value=value.with_changes(elements=elements))
+    spread = _spread(arg, [_kwarg(arg, op.keyword, moved), rest])
+    if op.comment is not None:
+        sep = spread[0].comma
+        assert isinstance(sep, cst.Comma) and isinstance(sep.whitespace_after, cst.ParenthesizedWhitespace)
+        spread[0] = spread[0].with_changes(
+            comma=sep.with_changes(whitespace_after=sep.whitespace_after.with_changes(first_line=op.comment))
+        )
+    return spread
+
+
+def message(module: cst.Module, arg: cst.Arg, op: ArgOp) -> str:
+    kw = arg.keyword.value if arg.keyword is not None else "?"
+    if op.kind == "move":
+        return f"move the {op.keyword} out of `{kw}=` into `{op.keyword}=`"
+    value = _code(module, arg.value) if "\n" not in module.code_for_node(arg.value) else "..."
+    if op.kind == "rename":
+        return f"{kw}= -> {op.keyword}="
+    before = f"{kw}={value}" if op.entry.kind is not Kind.ARGUMENT_VALUE else f"{kw}={op.entry.value!r}"
+    after = ", ".join(
+        f"{t.keyword.value}={value if isinstance(t.value, cst.Ellipsis) else _code(module, t.value)}"  # type: ignore[union-attr]
+        for t in op.template
+    )
+    if op.superseded:
+        after = (after + "; " if after else "") + f"the plugin moved to `{op.template_dropped}=` decides"
+    text = f"{before} -> {after}"
+    return f"{text} ({op.entry.hint})" if op.entry.hint and op.entry.kind is Kind.ARGUMENT_VALUE else text

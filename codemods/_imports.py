@@ -1,0 +1,146 @@
+"""The import plan shared by CM001 (import statements) and CM002 (references).
+
+For every ``from old.module import OldName [as alias]`` the plan decides the new import and
+whether references to the bound name are renamed (``OldName`` -> ``NewName``) or keep working
+through an alias (``from strategies import NewName as OldName``): an alias is kept when the user
+wrote one, when the new name is already taken in the file, when the old name is bound some other
+way in the same scope (``try``/``except`` or ``if`` branches importing something else), or when
+the module re-exports it through ``__all__``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from compat.renames import Rename
+
+from ._context import Context
+from ._scopes import Binding
+from ._table import NewName, split_qualname
+
+__all__ = ["FromImport", "ImportPlan", "ModuleMove", "import_plan", "moved_module", "name_free"]
+
+
+@dataclass(eq=False)
+class FromImport:
+    """What becomes of one ``OldName [as alias]`` in a ``from ... import`` statement."""
+
+    alias: cst.ImportAlias
+    binding: Binding
+    entry: Rename
+    new: NewName
+    asname: str | None
+    rename: bool
+
+
+@dataclass(eq=False)
+class ModuleMove:
+    """``import old.module as m`` -> ``import new.module as m`` (a module entry)."""
+
+    alias: cst.ImportAlias
+    entry: Rename
+    new: str
+
+
+@dataclass
+class ImportPlan:
+    """The decisions for every old import of one file."""
+
+    by_alias: dict[int, FromImport] = field(default_factory=dict)
+    moves: dict[int, ModuleMove] = field(default_factory=dict)
+    by_binding: dict[int, FromImport] = field(default_factory=dict)
+    #: new qualified name -> the module-scope name that will be bound to it.
+    module_names: dict[str, str] = field(default_factory=dict)
+
+
+def name_free(ctx: Context, name: str, qualname: str) -> bool:
+    """Whether ``name`` can be bound to ``qualname`` without clashing with anything in the file."""
+    claimed = ctx.scratch_claims.get(name)
+    if claimed is not None:
+        return claimed == qualname
+    return all(b.kind == "import" and b.qualname == qualname for b in ctx.analysis.by_name.get(name, ()))
+
+
+def moved_module(ctx: Context, qualname: str) -> tuple[Rename, str] | None:
+    """The module entry covering ``qualname`` and the new path, when it is rewritten."""
+    module = qualname
+    while module:
+        entry = ctx.table.module(module)
+        if entry is not None:
+            new = ctx.table.new(entry)
+            if not ctx.table.auto(entry) or not new:
+                return None
+            return entry, new + qualname[len(module) :]
+        module = module.rpartition(".")[0]
+    return None
+
+
+def _exported(ctx: Context) -> set[str]:
+    names: set[str] = set()
+    for binding in ctx.analysis.root.bindings.get("__all__", ()):
+        if isinstance(binding.value, (cst.List, cst.Tuple)):
+            for element in binding.value.elements:
+                if isinstance(element.value, cst.SimpleString):
+                    names.add(element.value.evaluated_value)
+    return names
+
+
+def import_plan(ctx: Context) -> ImportPlan:
+    """The plan for ``ctx``'s file, computed once."""
+    if ctx.import_plan is not None:
+        return ctx.import_plan
+    plan = ImportPlan()
+    exported = _exported(ctx)
+    candidates: list[tuple[Binding, Rename, NewName]] = []
+    for binding in ctx.analysis.import_bindings:
+        if binding.qualname is None:
+            continue
+        if not isinstance(binding.stmt, cst.ImportFrom):
+            moved = moved_module(ctx, binding.qualname) if binding.aliased else None
+            if moved is not None:
+                assert isinstance(binding.node, cst.ImportAlias)
+                plan.moves[id(binding.node)] = ModuleMove(binding.node, *moved)
+            continue
+        entry = ctx.table.object(binding.qualname)
+        if entry is None:
+            moved = moved_module(ctx, binding.qualname)
+            if moved is not None:
+                new = split_qualname(moved[1])
+                asname = None if binding.name == new.name else binding.name
+                decision = FromImport(binding.node, binding, moved[0], new, asname, False)  # type: ignore[arg-type]
+                plan.by_alias[id(binding.node)] = decision
+                plan.by_binding[id(binding)] = decision
+            continue
+        new_name = ctx.table.new(entry) if ctx.table.auto(entry) else None
+        if new_name:
+            candidates.append((binding, entry, split_qualname(new_name)))
+    same = {id(b): e for b, e, _ in candidates}
+    for binding, entry, new in candidates:
+        alias = binding.node
+        assert isinstance(alias, cst.ImportAlias)
+        qualname = f"{new.module}.{new.name}"
+        siblings = binding.scope.bindings.get(binding.name, ())
+        rename = (
+            not binding.aliased
+            and binding.name not in exported
+            and all(same.get(id(b)) is entry for b in siblings)
+            and name_free(ctx, new.name, qualname)
+        )
+        if rename:
+            ctx.scratch_claims[new.name] = qualname
+            asname = None
+        else:
+            asname = None if binding.name == new.name else binding.name
+        decision = FromImport(alias, binding, entry, new, asname, rename)
+        plan.by_alias[id(alias)] = decision
+        plan.by_binding[id(binding)] = decision
+        if binding.scope is ctx.analysis.root:
+            plan.module_names.setdefault(qualname, new.name if rename else binding.name)
+    for binding in ctx.analysis.root.bindings.values():
+        for b in binding:
+            if b.kind == "import" and b.qualname and id(b) not in plan.by_binding:
+                plan.module_names.setdefault(b.qualname, b.name)
+    ctx.import_plan = plan
+    return plan

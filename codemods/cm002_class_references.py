@@ -1,0 +1,135 @@
+"""CM002: rename references to old classes and functions."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from compat.renames import Rename
+
+from ._base import RuleCommand
+from ._context import Context
+from ._ids import Rule
+from ._imports import import_plan, name_free
+from ._scopes import Binding, Scope, dotted
+from ._table import split_qualname
+
+__all__ = ["RenameClassReferencesCommand"]
+
+
+class RenameClassReferencesCommand(RuleCommand):
+    """Rename references to old classes and functions: bases, isinstance, annotations, calls.
+
+    A name is renamed only when it resolves, through the file's imports and scopes, to an old
+    name; attribute chains (``pl.plugins.DDPPlugin``) become the new name, imported next to the
+    import they went through. A local name that merely looks old is left alone.
+
+    Before::
+
+        import pytorch_lightning as pl
+        from pytorch_lightning.plugins import DDPPlugin
+
+        class MyDDP(DDPPlugin): ...
+
+        assert isinstance(trainer.training_type_plugin, pl.plugins.DDPSpawnPlugin)
+
+    After::
+
+        from strategies import DDPSpawnStrategy
+        from strategies import DDPStrategy
+
+        class MyDDP(DDPStrategy): ...
+
+        assert isinstance(trainer.training_type_plugin, DDPSpawnStrategy)
+    """
+
+    RULE = Rule.CM002
+    REQUIRES = (Rule.CM001,)
+
+    def run(self, ctx: Context) -> None:
+        plan = import_plan(ctx)
+        for name, scope in ctx.analysis.names:
+            bound = ctx.bindings(name, scope)
+            decisions = [plan.by_binding.get(id(b)) for b in bound]
+            if not bound or any(d is None or not d.rename for d in decisions):
+                continue
+            decision = decisions[0]
+            assert decision is not None
+            new_name = decision.new.name
+            ctx.edits.replace(
+                name, lambda n, v=new_name: n.with_changes(value=v), self.RULE,
+                f"{decision.entry.old_name} -> {new_name}", entry=decision.entry,
+            )  # fmt: skip
+        for attribute, scope, _ in ctx.analysis.attributes:
+            entry = self._chain_entry(ctx, attribute, scope)
+            if entry is not None:
+                self._chain(ctx, attribute, scope, entry)
+        for string, scope in ctx.analysis.strings:
+            self._string(ctx, string, scope)
+
+    @staticmethod
+    def _chain_entry(ctx: Context, attribute: cst.Attribute, scope: Scope) -> Rename | None:
+        root = attribute.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return None
+        bound = ctx.bindings(root, scope)
+        if not bound or any(b.kind != "import" or ctx.table.object(b.qualname or "") for b in bound):
+            return None
+        entry = ctx.old_object(attribute, scope)
+        return entry if entry is not None and ctx.table.auto(entry) else None
+
+    def _chain(self, ctx: Context, attribute: cst.Attribute, scope: Scope, entry: Rename) -> None:
+        new_qualname = ctx.table.new(entry)
+        assert new_qualname is not None
+        new = split_qualname(new_qualname)
+        plan = import_plan(ctx)
+        name = plan.module_names.get(new_qualname)
+        if name is not None and scope.lookup(name)[0] is not ctx.analysis.root:
+            name = None
+        root = attribute.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        assert isinstance(root, cst.Name)
+        if name is None:
+            if not name_free(ctx, new.name, new_qualname):
+                old = dotted(attribute)
+                hint = f"`{new.name}` is already bound here; replace `{old}` by `{new_qualname}` by hand"
+                ctx.edits.todo(attribute, self.RULE, hint, entry)
+                return
+            ctx.scratch_claims[new.name] = new_qualname
+            name = new.name
+            for binding in ctx.bindings(root, scope):
+                self._request(ctx, binding, new.module, new.name)
+        ctx.consumed.add(id(root))
+        ctx.edits.replace(
+            attribute,
+            lambda _n, v=name: cst.Name(v),
+            self.RULE,
+            f"{dotted(attribute)} -> {name}",
+            entry=entry,
+        )
+
+    @staticmethod
+    def _request(ctx: Context, binding: Binding, module: str, name: str) -> None:
+        request = (binding.stmt, module, name)
+        if binding.stmt is not None and all(
+            r[0] is not binding.stmt or r[1:] != request[1:] for r in ctx.import_requests
+        ):
+            ctx.import_requests.append(request)  # type: ignore[arg-type]
+
+    def _string(self, ctx: Context, string: cst.SimpleString, scope: Scope) -> None:
+        value = string.evaluated_value
+        if not isinstance(value, str) or not value.isidentifier():
+            return
+        bound = scope.lookup(value)[1]
+        decisions = [import_plan(ctx).by_binding.get(id(b)) for b in bound]
+        if bound and all(d is not None and d.rename for d in decisions):
+            decision = decisions[0]
+            assert decision is not None
+            quote = string.prefix + string.quote
+            new_value = f"{quote}{decision.new.name}{string.quote}"
+            ctx.edits.replace(
+                string, lambda n, v=new_value: n.with_changes(value=v), self.RULE,
+                f"{decision.entry.old_name} -> {decision.new.name}", entry=decision.entry,
+            )  # fmt: skip

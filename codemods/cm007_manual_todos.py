@@ -1,0 +1,191 @@
+"""CM007: leave one TODO comment wherever a person has to finish the migration."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from compat.renames import Kind, Rename
+
+from ._base import RuleCommand
+from ._calls import call_sites
+from ._context import Context
+from ._ids import Rule
+from ._members import MemberSite, choose, distinctive, member_sites, unknown_hint
+from ._scopes import Scope, dotted
+
+__all__ = ["MarkManualMigrationsCommand"]
+
+_DYNAMIC = ("getattr", "hasattr", "setattr", "delattr")
+
+
+def _hint(entry: Rename) -> str:
+    return entry.hint or f"`{entry.old_name}` has no automatic replacement"
+
+
+class MarkManualMigrationsCommand(RuleCommand):
+    """Mark what cannot be migrated automatically with one ``# TODO(compat.migrate)`` comment.
+
+    Overrides with no safe equivalent (``start_training``, ``new_process``, ``dispatch``, ...),
+    old names the table marks as manual, monkey-patching of Lightning classes or modules,
+    dynamic access to old names (``getattr(obj, "init_ddp_connection")``) and star imports
+    from old modules get the table's hint above the statement, once: running again adds none.
+
+    Before::
+
+        from pytorch_lightning.plugins import DDPPlugin, DDPSpawnPlugin
+
+        class MySpawn(DDPSpawnPlugin):
+            def new_process(self, process_idx, trainer, mp_queue):
+                ...
+
+        DDPPlugin.barrier = my_barrier
+
+    After::
+
+        from pytorch_lightning.plugins import DDPPlugin, DDPSpawnPlugin
+
+        class MySpawn(DDPSpawnPlugin):
+            # TODO(compat.migrate): CM007 per-worker code goes to setup_environment() or ...
+            def new_process(self, process_idx, trainer, mp_queue):
+                ...
+
+        # TODO(compat.migrate): CM007 assigning to `DDPPlugin.barrier` patches a Lightning ...
+        DDPPlugin.barrier = my_barrier
+    """
+
+    RULE = Rule.CM007
+    RUNS_AFTER = (Rule.CM002, Rule.CM003, Rule.CM004, Rule.CM005, Rule.CM006)
+
+    def run(self, ctx: Context) -> None:
+        self._objects(ctx)
+        self._members(ctx)
+        self._arguments(ctx)
+        self._patches_and_dynamic(ctx)
+        for module, node in ctx.analysis.star_imports:
+            if module.partition(".")[0] in ctx.table.roots:
+                hint = f"import the names you use from `{module}` explicitly, then run the migration again"
+                ctx.edits.todo(node, self.RULE, hint)
+
+    def _manual(self, ctx: Context, entry: Rename | None) -> bool:
+        return entry is not None and not ctx.table.auto(entry)
+
+    def _objects(self, ctx: Context) -> None:
+        """Manual classes/modules: a TODO at each import, else at the first use through a module."""
+        table = ctx.table
+        marked: set[str] = set()
+        for binding in ctx.analysis.import_bindings:
+            qualname = binding.qualname or ""
+            entry = table.object(qualname) if isinstance(binding.stmt, cst.ImportFrom) else None
+            if entry is None:
+                entry = self._module_entry(ctx, binding.stmt, qualname)
+            if entry is not None and self._manual(ctx, entry):
+                ctx.edits.todo(binding.node, self.RULE, _hint(entry), entry)
+                marked.add(entry.old)
+        for attribute, scope, _ in ctx.analysis.attributes:
+            root = _root(attribute)
+            if root is None or not any(b.kind == "import" for b in ctx.bindings(root, scope)):
+                continue
+            entry = ctx.old_object(attribute, scope)
+            if entry is not None and entry.old not in marked and self._manual(ctx, entry):
+                marked.add(entry.old)
+                ctx.edits.todo(attribute, self.RULE, _hint(entry), entry)
+
+    @staticmethod
+    def _module_entry(ctx: Context, stmt: cst.CSTNode | None, qualname: str) -> Rename | None:
+        """The module entry that covers an import, when no object entry does."""
+        module = qualname.rpartition(".")[0] if isinstance(stmt, cst.ImportFrom) else qualname
+        while module:
+            entry = ctx.table.module(module)
+            if entry is not None:
+                return entry
+            module = module.rpartition(".")[0]
+        return None
+
+    def _members(self, ctx: Context) -> None:
+        for site in member_sites(ctx):
+            if id(site.node) in ctx.handled:
+                continue
+            if not site.known and any(ctx.table.auto(e) for e in site.entries):
+                continue  # the rule of the automatic entry leaves the TODO
+            entry = choose(ctx, site, lambda c, e: not c.table.auto(e))
+            if entry is None:
+                continue
+            if not site.known:
+                if entry.kind is Kind.ATTRIBUTE and distinctive(entry.member or ""):
+                    ctx.edits.todo(site.node, self.RULE, unknown_hint(ctx, entry), entry)
+                continue
+            if site.kind == "super" and _inside_override(site, entry):
+                continue
+            target = site.node.name if isinstance(site.node, cst.FunctionDef) else site.node
+            ctx.edits.todo(target, self.RULE, _hint(entry), entry)
+
+    def _arguments(self, ctx: Context) -> None:
+        for site in call_sites(ctx):
+            for info in site.args:
+                if id(info.arg) in ctx.handled:
+                    continue
+                entries = info.values or (
+                    [] if info.literal is not None and info.any_values else info.arguments
+                )
+                entry = entries[0] if entries else None
+                if self._manual(ctx, entry):
+                    ctx.edits.todo(info.arg, self.RULE, _hint(entry), entry)  # type: ignore[arg-type]
+
+    def _patches_and_dynamic(self, ctx: Context) -> None:
+        for attribute, scope, store in ctx.analysis.attributes:
+            if store and self._lightning_object(ctx, attribute.value, scope):
+                hint = (
+                    f"assigning to `{dotted(attribute) or attribute.attr.value}` patches a Lightning "
+                    "internal that the new API does not have: subclass the new class and override instead"
+                )
+                ctx.edits.todo(attribute, self.RULE, hint)
+        for call, scope in ctx.analysis.calls:
+            if not (isinstance(call.func, cst.Name) and call.func.value in _DYNAMIC and len(call.args) >= 2):
+                continue
+            if ctx.bindings(call.func, scope):
+                continue
+            name = call.args[1].value
+            if not isinstance(name, cst.SimpleString) or not isinstance(name.evaluated_value, str):
+                continue
+            self._dynamic(ctx, call, scope, name.evaluated_value)
+
+    def _dynamic(self, ctx: Context, call: cst.Call, scope: Scope, name: str) -> None:
+        table = ctx.table
+        receiver = call.args[0].value
+        if call.func.value == "setattr" and self._lightning_object(ctx, receiver, scope):  # type: ignore[attr-defined]
+            ctx.edits.todo(
+                call,
+                self.RULE,
+                f"setattr on a Lightning class or module (`{name}`): subclass the new class instead",
+            )
+            return
+        entries = table.members.get(name, [])
+        origin, sure = ctx.receiver_of(receiver, scope)
+        if isinstance(origin, str):
+            entries = table.member_entries(name, origin, open=sure != "exact")
+        elif origin is not None or not (ctx.uses_old_api and distinctive(name)):
+            entries = []
+        if entries:
+            entry = entries[0]
+            new = table.new(entry)
+            where = f"the new name is `{new}`" if new and table.auto(entry) else _hint(entry)
+            hint = f"`{call.func.value}(..., {name!r})` uses the old name `{entry.old_name}`: {where}"  # type: ignore[attr-defined]
+            ctx.edits.todo(call, self.RULE, hint, entry)
+
+    @staticmethod
+    def _lightning_object(ctx: Context, expr: cst.BaseExpression, scope: Scope) -> bool:
+        qualname = ctx.qualname(expr, scope)
+        if qualname is None:
+            return False
+        return qualname.partition(".")[0] in ctx.table.roots or ctx.table.canonical(qualname) is not None
+
+
+def _root(attribute: cst.Attribute) -> cst.Name | None:
+    node: cst.BaseExpression = attribute
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node if isinstance(node, cst.Name) else None
+
+
+def _inside_override(site: MemberSite, entry: Rename) -> bool:
+    return site.function is not None and site.function.node.name.value == entry.member
