@@ -530,14 +530,14 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.Trainer",
         strategies="strategies.Trainer",
         lightning="lightning.pytorch.Trainer",
-        renamed_in="-", automatic=False, lightning_automatic=True,
+        renamed_in="-",
         aliases=(
             "pytorch_lightning.trainer.Trainer",
             "pytorch_lightning.trainer.trainer.Trainer",
         ),
         hint=(
-            "strategies.Trainer takes strategy, accelerator, devices, num_nodes, precision, "
-            "max_epochs, max_steps, callbacks: move other options (loggers, clipping, ...) out"
+            "check the arguments: an option strategies.Trainer does not take (loggers, ...) is a "
+            "TypeError at construction (docs/strategies.md lists them)"
         ),
     ),
     Rename(
@@ -545,14 +545,14 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.LightningModule",
         strategies="strategies.TrainModule",
         lightning="lightning.pytorch.LightningModule",
-        renamed_in="-", automatic=False, lightning_automatic=True,
+        renamed_in="-",
         aliases=(
             "pytorch_lightning.core.LightningModule",
             "pytorch_lightning.core.lightning.LightningModule",
         ),
         hint=(
-            "TrainModule is an nn.Module with the fit hooks, log and trainer: replace "
-            "LightningModule-only helpers (save_hyperparameters, self.device, ...)"
+            "check the helpers: TrainModule is an nn.Module with the fit hooks, log, trainer and "
+            "device; Lightning-only helpers (save_hyperparameters, hparams, logger) must be replaced"
         ),
     ),
     Rename(
