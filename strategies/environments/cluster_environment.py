@@ -24,9 +24,14 @@ class ClusterEnvironment(ABC):
         """Whether something outside (torchrun, SLURM, our own launcher) already made the processes."""
 
     @staticmethod
-    @abstractmethod
     def detect() -> bool:
-        """Whether the current process runs in this environment."""
+        """Whether the current process runs in this environment (used by auto-detection only).
+
+        Not abstract on purpose: an environment passed to the Trainer in ``plugins`` is used as
+        given, so custom environments (and old ones migrated from Lightning 1.2, which had no
+        ``detect``) need not implement it.
+        """
+        return False
 
     @abstractmethod
     def world_size(self) -> int:

@@ -58,7 +58,9 @@ class SubprocessScriptLauncher(Launcher):
 
     @override
     def launch(self, function: Callable[..., Any], *args: Any, trainer: Any = None, **kwargs: Any) -> Any:
-        if self.cluster_environment.creates_processes_externally:
+        # A rank other than local 0 never launches, even under an environment that says it should
+        # (an old-style one whose creates_children() always returns False would fork forever).
+        if self.cluster_environment.creates_processes_externally or self.cluster_environment.local_rank() != 0:
             return _run_reporting(function, args, kwargs, self.cluster_environment)
         children = _Children.current
         if children is None and self.num_processes > 1:
