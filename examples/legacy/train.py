@@ -2,22 +2,24 @@
 
     python examples/legacy/train.py --out DIR      # rank 0; the script is re-run once for rank 1
 
-Custom pieces, all old-style:
+Custom pieces, all old-style. In this file (everything here the codemods can rewrite):
 
 * ``RecordingEnvironment``: a ``ClusterEnvironment`` with ``master_address()``/``master_port()``/
   ``creates_children()`` *methods* (the new API has properties);
-* ``RecordingDDPPlugin``: a ``DDPPlugin`` overriding ``init_ddp_connection`` (calling super),
-  ``pre_dispatch`` and ``post_dispatch``;
-* ``RecordingAccelerator``: a ``CPUAccelerator`` container overriding ``setup(trainer, model)``;
+* ``RecordingDDPPlugin``: a ``DDPPlugin`` overriding ``init_ddp_connection`` (calling super);
 * ``Regressor``: a ``LightningModule`` that builds its layer in ``setup`` with ``torch.distributed``
-  and overrides ``configure_sharded_model``; ``RecordingCallback`` overrides
-  ``on_before_accelerator_backend_setup``.
+  and overrides ``configure_sharded_model``.
+
+In ``manual_parts.py`` (what needs a person: ``python -m compat.migrate`` leaves TODOs there): a
+``DDPPlugin`` overriding ``pre_dispatch``/``post_dispatch``, a ``CPUAccelerator`` container
+overriding ``setup(trainer, model)``, and a callback overriding ``on_before_accelerator_backend_setup``.
 
 Two fits, one epoch each: the first with ``Trainer(accelerator="ddp", num_processes=2,
 plugins=[...])``, the second with ``Trainer(accelerator=RecordingAccelerator(...),
-num_processes=2)``. Each rank writes ``calls_rank<r>.json`` (every override call, and whether the
-process group was live); rank 0 writes ``weights.pt``. ``examples/new/train.py`` is the same
-program on the new API; the final weights are equal.
+num_processes=2)`` (or, with ``--no-manual``, the first again). Each rank writes
+``calls_rank<r>.json`` (every override call, and whether the process group was live); rank 0 writes
+``weights.pt``. ``examples/new/train.py`` is the same program on the new API; the final weights are
+equal.
 """
 
 from __future__ import annotations
@@ -35,16 +37,10 @@ import torch.distributed as dist  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
-from compat import Callback, LightningModule, Trainer  # noqa: E402
-from compat.accelerators import CPUAccelerator  # noqa: E402
-from compat.plugins import ClusterEnvironment, DDPPlugin, PrecisionPlugin  # noqa: E402
+from recording import CALLS, record  # noqa: E402
 
-CALLS: list[dict] = []
-
-
-def record(name: str, **extra) -> None:
-    CALLS.append({"name": name, "process_group": dist.is_initialized(), **extra})
-
+from compat import LightningModule, Trainer  # noqa: E402
+from compat.plugins import ClusterEnvironment, DDPPlugin  # noqa: E402
 
 class RecordingEnvironment(ClusterEnvironment):
     """Processes on this machine; the old-style methods give the rendezvous."""
@@ -97,21 +93,6 @@ class RecordingDDPPlugin(DDPPlugin):
         super().init_ddp_connection(global_rank, world_size)
         record("plugin.init_ddp_connection.after_super")
 
-    def pre_dispatch(self) -> None:
-        record("plugin.pre_dispatch", wrapped=type(self.model).__name__)
-        super().pre_dispatch()
-
-    def post_dispatch(self) -> None:
-        record("plugin.post_dispatch")
-        super().post_dispatch()
-
-
-class RecordingAccelerator(CPUAccelerator):
-    def setup(self, trainer, model) -> None:
-        record("accelerator.setup", has_layer=getattr(model, "layer", None) is not None)
-        super().setup(trainer, model)
-        record("accelerator.setup.after_super", wrapped=type(trainer.model).__name__)
-
 
 class Regressor(LightningModule):
     def __init__(self) -> None:
@@ -138,11 +119,6 @@ class Regressor(LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.05)
 
 
-class RecordingCallback(Callback):
-    def on_before_accelerator_backend_setup(self, trainer, pl_module) -> None:
-        record("callback.on_before_accelerator_backend_setup")
-
-
 def data() -> DataLoader:
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(64, 4, generator=generator)
@@ -153,8 +129,10 @@ def data() -> DataLoader:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
-    out = parser.parse_args().out
-    os.makedirs(out, exist_ok=True)
+    parser.add_argument("--no-manual", action="store_true",
+                        help="skip manual_parts.py (the pieces no codemod can rewrite); fit twice the plain way")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
 
     model = Regressor()
     trainer = Trainer(
@@ -162,26 +140,31 @@ def main() -> None:
         num_processes=2,
         plugins=[RecordingDDPPlugin(), RecordingEnvironment()],
         max_epochs=1,
-        callbacks=[RecordingCallback()],
         enable_progress_bar=False,
     )
     trainer.fit(model, data())
     plugin = trainer.training_type_plugin
     record("trainer.training_type_plugin", type=type(plugin).__name__)
 
-    accelerator = RecordingAccelerator(
-        precision_plugin=PrecisionPlugin(),
-        training_type_plugin=RecordingDDPPlugin(cluster_environment=RecordingEnvironment()),
-    )
-    trainer = Trainer(accelerator=accelerator, num_processes=2, max_epochs=1, enable_progress_bar=False)
-    trainer.fit(model, data())
-    record("trainer.accelerator_backend", type=type(trainer.accelerator_backend).__name__)
+    if args.no_manual:
+        trainer = Trainer(
+            accelerator="ddp",
+            num_processes=2,
+            plugins=[RecordingDDPPlugin(), RecordingEnvironment()],
+            max_epochs=1,
+            enable_progress_bar=False,
+        )
+        trainer.fit(model, data())
+    else:
+        from manual_parts import fit_through_an_accelerator_container
+
+        trainer = fit_through_an_accelerator_container(model, data(), RecordingEnvironment())
 
     rank = trainer.global_rank
-    with open(os.path.join(out, f"calls_rank{rank}.json"), "w") as f:
+    with open(os.path.join(args.out, f"calls_rank{rank}.json"), "w") as f:
         json.dump(CALLS, f, indent=1)
     if rank == 0:
-        torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, os.path.join(out, "weights.pt"))
+        torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, os.path.join(args.out, "weights.pt"))
 
 
 if __name__ == "__main__":
