@@ -1,0 +1,1 @@
+"""The machinery behind ``python -m compat.migrate`` (private; see ``compat/migrate.py``)."""

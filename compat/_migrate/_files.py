@@ -1,0 +1,249 @@
+"""Which files a run looks at: folder walking, ignore rules, symlinks and module names.
+
+Paths named on the command line are always looked at. Inside a folder, these are left out:
+VCS and cache folders (silently), virtualenvs and site-packages (reported), whatever
+``--exclude``, the config's ``exclude`` or a ``.gitignore`` (of the folder or of a parent up to
+the repository root) ignores, and symlinks whose target is outside the folder given. Symlinks
+inside the tree are not followed either: their targets are reached through their real path.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+
+from compat._migrate._ignore import IgnoreSpec, ignored_by
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+# Never looked into and not worth a line in the report.
+_SILENT_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".bzr", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".pytype", ".ipynb_checkpoints", ".eggs", ".direnv", "node_modules", "buck-out", ".pants.d",
+})
+# Installed code, not the user's: always skipped, and said so.
+_ENV_DIRS = frozenset({
+    ".venv", "venv", ".tox", ".nox", "site-packages", "dist-packages", "__pypackages__", ".pyenv",
+})
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A Python file to look at.
+
+    Attributes:
+        path: absolute real path, read and written.
+        display: the path as shown to the user (built from the argument given).
+        module: the dotted module name used to resolve imports between files.
+        rel: the path relative to the argument's folder, posix style (for ``--out``).
+    """
+
+    path: str
+    display: str
+    module: str
+    rel: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something left out on purpose, with the reason."""
+
+    display: str
+    reason: str
+
+
+@dataclass
+class Discovery:
+    """What a walk found.
+
+    Attributes:
+        files: Python files, in a stable order, each real file once.
+        skipped: folders and files left out, with the reason.
+        others: ``(absolute path, rel)`` of non-Python files and inward symlinks (for ``--out``).
+    """
+
+    files: list[SourceFile] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    others: list[tuple[str, str]] = field(default_factory=list)
+
+
+def within(path: str, folder: str) -> bool:
+    """Whether the real path ``path`` is ``folder`` or inside it."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _is_env(path: str, name: str) -> bool:
+    if name in _ENV_DIRS:
+        return True
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isdir(
+        os.path.join(path, "conda-meta")
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_package(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, "__init__.py")) or os.path.isfile(
+        os.path.join(folder, "__init__.pyi")
+    )
+
+
+def module_name(path: str, root: str) -> str:
+    """The dotted module name of ``path``.
+
+    Inside a package (a folder with ``__init__.py``) the name follows the package chain upwards,
+    even above ``root``; elsewhere it is the path relative to ``root``, without a leading
+    ``src`` folder (the ``src/`` layout). A package's own file keeps its ``__init__`` part
+    (``pkg.__init__``): that is how ``codemods`` knows relative imports start at ``pkg``.
+    """
+    folder, base = os.path.split(path)
+    tail = [base.rsplit(".", 1)[0]]
+    if _is_package(folder):
+        chain: list[str] = []
+        while _is_package(folder) and os.path.dirname(folder) != folder:
+            chain.insert(0, os.path.basename(folder))
+            folder = os.path.dirname(folder)
+        return ".".join(chain + tail)
+    rel = os.path.relpath(folder, root) if within(folder, root) else "."
+    parts = [] if rel == "." else rel.split(os.sep)
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    return ".".join(parts + tail)
+
+
+def _parent_gitignores(folder: str) -> list[IgnoreSpec]:
+    """The ``.gitignore`` specs of the parents of ``folder`` up to its repository root."""
+    chain: list[str] = []
+    current = os.path.dirname(folder)
+    repo = None
+    probe = folder
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            repo = probe
+            break
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if repo is None:
+        return []
+    while within(current, repo):
+        chain.insert(0, current)
+        if current == repo:
+            break
+        current = os.path.dirname(current)
+    specs: list[IgnoreSpec] = []
+    info = os.path.join(repo, ".git", "info", "exclude")
+    if os.path.isfile(info):
+        spec = IgnoreSpec.from_file(info, ".git/info/exclude")
+        if spec is not None:
+            specs.append(IgnoreSpec(repo, [p.text for p in spec.patterns], ".git/info/exclude"))
+    for parent in chain:
+        spec = IgnoreSpec.from_file(os.path.join(parent, ".gitignore"), ".gitignore")
+        if spec is not None:
+            specs.append(spec)
+    return specs
+
+
+class _Walker:
+    def __init__(self, found: Discovery, seen: set[str], excludes: list[IgnoreSpec]) -> None:
+        self.found = found
+        self.seen = seen
+        self.excludes = excludes
+
+    def add_file(self, real: str, display: str, root: str, rel: str) -> None:
+        if real in self.seen:
+            return
+        self.seen.add(real)
+        self.found.files.append(SourceFile(real, display, module_name(real, root), rel))
+
+    def walk(self, root: str, display_root: str) -> None:
+        stack: list[tuple[str, str, str, list[IgnoreSpec]]] = [
+            (root, display_root, "", _parent_gitignores(root))
+        ]
+        while stack:
+            folder, display, rel, specs = stack.pop()
+            own = IgnoreSpec.from_file(os.path.join(folder, ".gitignore"), ".gitignore")
+            if own is not None:
+                specs = [*specs, own]
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError as err:
+                self.found.skipped.append(Skipped(display, f"cannot list the folder: {err}"))
+                continue
+            subfolders = []
+            for entry in entries:
+                item = self.entry(entry, root, display, rel, specs)
+                if item is not None:
+                    subfolders.append(item)
+            stack.extend(reversed(subfolders))
+
+    def entry(
+        self, entry: os.DirEntry[str], root: str, display: str, rel: str, specs: list[IgnoreSpec]
+    ) -> tuple[str, str, str, list[IgnoreSpec]] | None:
+        name = entry.name
+        entry_display = os.path.join(display, name) if display != "." else name
+        entry_rel = f"{rel}/{name}" if rel else name
+        link = entry.is_symlink()
+        is_dir = entry.is_dir(follow_symlinks=False)
+        is_python = name.endswith(PYTHON_SUFFIXES)
+        if is_dir and name in _SILENT_DIRS:
+            return None
+        reason = ignored_by(self.excludes, entry.path, is_dir) or ignored_by(specs, entry.path, is_dir)
+        if reason is not None:
+            if is_dir or is_python:
+                self.found.skipped.append(Skipped(entry_display + ("/" if is_dir else ""), reason))
+            return None
+        if link:
+            target = os.path.realpath(entry.path)
+            if not within(target, root):
+                self.found.skipped.append(
+                    Skipped(entry_display, f"symlink leaves the tree (-> {target})")
+                )
+            else:
+                # Inside the tree: reached through its real path; --out recreates the link.
+                self.found.others.append((entry.path, entry_rel))
+            return None
+        if is_dir:
+            if _is_env(entry.path, name):
+                self.found.skipped.append(Skipped(entry_display + "/", "virtualenv / installed packages"))
+                return None
+            return (entry.path, entry_display, entry_rel, specs)
+        if is_python:
+            self.add_file(entry.path, entry_display, root, entry_rel)
+        else:
+            self.found.others.append((entry.path, entry_rel))
+        return None
+
+
+def discover(paths: list[str], exclude: list[str], config_excludes: IgnoreSpec | None) -> Discovery:
+    """Find the Python files under ``paths``.
+
+    Args:
+        paths: files and folders as given on the command line.
+        exclude: ``--exclude`` patterns (gitignore syntax), relative to each folder given.
+        config_excludes: the config's ``exclude`` patterns, relative to the pyproject's folder.
+
+    Raises:
+        FileNotFoundError: a path does not exist.
+    """
+    found = Discovery()
+    seen: set[str] = set()
+    for given in paths:
+        if not os.path.lexists(given):
+            raise FileNotFoundError(given)
+        absolute = os.path.abspath(given)
+        if os.path.isdir(absolute):
+            root = os.path.realpath(absolute)
+            excludes = [s for s in (config_excludes,) if s is not None]
+            if exclude:
+                excludes.append(IgnoreSpec(root, list(exclude), "--exclude"))
+            _Walker(found, seen, excludes).walk(root, os.path.normpath(given))
+            continue
+        parent = os.path.realpath(os.path.dirname(absolute))
+        real = os.path.realpath(absolute)
+        if not within(real, parent):
+            found.skipped.append(Skipped(given, f"symlink leaves the tree (-> {real})"))
+            continue
+        _Walker(found, seen, []).add_file(real, os.path.normpath(given), parent, os.path.basename(given))
+    return found

@@ -1,0 +1,188 @@
+"""What a run tells the user: a progress bar on a terminal, per-file lines, the summary, JSON."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from compat._migrate._files import Skipped
+from compat._migrate._worker import CHECK, DIFF, ChangeRecord
+
+_LIST_LIMIT = 8
+REPORT_VERSION = 1
+
+
+class Progress:
+    """A one-line progress bar, drawn only when ``stream`` is a terminal.
+
+    Args:
+        stream: where to draw (stderr).
+        enabled: draw at all (``False`` when not a terminal or ``--quiet``).
+    """
+
+    def __init__(self, stream: TextIO, enabled: bool) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self._last = 0.0
+        self._drawn = False
+
+    def update(self, label: str, done: int, total: int) -> None:
+        """Redraw the bar (at most ten times a second, and always at the end)."""
+        if not self.enabled or total <= 0:
+            return
+        now = time.monotonic()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        width = 30
+        filled = width * done // total
+        bar = "#" * filled + "-" * (width - filled)
+        self.stream.write(f"\r{label:<10} [{bar}] {done}/{total}")
+        self.stream.flush()
+        self._drawn = True
+
+    def clear(self) -> None:
+        """Erase the bar so that the next line starts clean."""
+        if self._drawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self._drawn = False
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """A file's result, as reported (display path instead of real path)."""
+
+    display: str
+    status: str
+    reason: str = ""
+    changes: tuple[ChangeRecord, ...] = ()
+
+
+@dataclass
+class Outcome:
+    """Everything a run did, for the summary, the report and the exit code."""
+
+    mode: str
+    target: str
+    rules: tuple[str, ...]
+    files: list[FileOutcome] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, status: str) -> int:
+        """How many files ended with ``status``."""
+        return sum(1 for f in self.files if f.status == status)
+
+    def todos(self) -> list[tuple[str, ChangeRecord]]:
+        """``(display, change)`` for every TODO left for a person."""
+        return [(f.display, c) for f in self.files for c in f.changes if c.todo]
+
+    def exit_code(self) -> int:
+        """2 if a file failed, 1 if ``--check``/``--diff`` found changes, else 0."""
+        if self.count("failed"):
+            return 2
+        if self.mode in (CHECK, DIFF) and self.count("changed"):
+            return 1
+        return 0
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def file_line(outcome: Outcome, f: FileOutcome) -> str | None:
+    """The line printed for one file as it finishes (``None`` for nothing to say)."""
+    if f.status == "failed":
+        return f"failed: {f.display}: {f.reason}"
+    if f.status != "changed":
+        return None
+    todos = sum(1 for c in f.changes if c.todo)
+    detail = _plural(len(f.changes) - todos, "change") + (f", {_plural(todos, 'TODO')}" if todos else "")
+    verb = "would change" if outcome.mode in (CHECK, DIFF) else "migrated"
+    return f"{verb}: {f.display} ({detail})"
+
+
+def _listing(title: str, lines: list[str], out: list[str]) -> None:
+    if not lines:
+        return
+    out.append(title)
+    out.extend(f"  {line}" for line in lines[:_LIST_LIMIT])
+    if len(lines) > _LIST_LIMIT:
+        out.append(f"  ... and {len(lines) - _LIST_LIMIT:,} more (all in --report FILE.json)")
+
+
+def summary(outcome: Outcome) -> str:
+    """The end-of-run summary: counts, then the failures, TODOs and skips that need a look."""
+    checking = outcome.mode in (CHECK, DIFF)
+    changed = outcome.count("changed")
+    todos = outcome.todos()
+    failed = outcome.count("failed")
+    rows = [
+        ("would change" if checking else "changed", f"{changed:,}"),
+        ("unchanged", f"{outcome.count('unchanged'):,}"),
+        ("skipped", f"{len(outcome.skipped):,}"),
+        ("failed", f"{failed:,}" + ("  (listed above, left exactly as they were)" if failed else "")),
+        ("TODOs", f"{len(todos):,}"),
+    ]
+    out = [
+        f"compat.migrate: {_plural(len(outcome.files), 'file')} scanned in {outcome.seconds:.1f} s"
+        f" (target: {outcome.target})",
+        *(f"  {label + ':':<14}{value}" for label, value in rows),
+    ]
+    _listing(
+        "TODOs (need a person):",
+        [f"{display}:{c.line}: {c.rule} {c.message}" for display, c in todos],
+        out,
+    )
+    _listing("skipped:", [f"{s.display}: {s.reason}" for s in outcome.skipped], out)
+    if not changed and not outcome.count("failed"):
+        out.append("Nothing to migrate: no file uses an old name that the selected rules handle.")
+    elif checking and changed:
+        out.append("Run `python -m compat.migrate PATH...` without --check/--diff to apply the changes.")
+    return "\n".join(out)
+
+
+def to_json(outcome: Outcome) -> dict[str, object]:
+    """The ``--report`` document: summary counts, every change and TODO, failures and skips."""
+    changes = [
+        {
+            "file": f.display,
+            "line": c.line,
+            "location": f"{f.display}:{c.line}",
+            "rule": c.rule,
+            "message": c.message,
+            "todo": c.todo,
+        }
+        for f in outcome.files
+        for c in f.changes
+    ]
+    return {
+        "version": REPORT_VERSION,
+        "mode": outcome.mode,
+        "target": outcome.target,
+        "rules": list(outcome.rules),
+        "summary": {
+            "scanned": len(outcome.files),
+            "changed": outcome.count("changed"),
+            "unchanged": outcome.count("unchanged"),
+            "skipped": len(outcome.skipped),
+            "failed": outcome.count("failed"),
+            "todos": len(outcome.todos()),
+            "seconds": round(outcome.seconds, 3),
+        },
+        "changes": [c for c in changes if not c["todo"]],
+        "todos": [c for c in changes if c["todo"]],
+        "failed": [{"file": f.display, "reason": f.reason} for f in outcome.files if f.status == "failed"],
+        "skipped": [{"path": s.display, "reason": s.reason} for s in outcome.skipped],
+        "files": {f.display: f.status for f in outcome.files},
+    }
+
+
+def write_report(path: str, outcome: Outcome) -> None:
+    """Write the JSON ``--report`` file."""
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(to_json(outcome), fh, indent=2)
+        fh.write("\n")

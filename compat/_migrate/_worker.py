@@ -1,0 +1,242 @@
+"""What happens to one file, in a pool worker or in the main process.
+
+Workers import this module, ``codemods`` and libcst, never torch nor the user's code.
+``codemods`` functions are looked up at call time (``codemods.migrate_source``), so a test can
+replace them.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import libcst
+
+import codemods
+from compat._migrate._safety import (
+    Decoded,
+    Unprocessable,
+    check_output,
+    decode,
+    encode,
+    is_read_only,
+    read_snapshot,
+    write_atomic,
+)
+
+_SUBCLASS = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(", re.MULTILINE)
+
+CHECK, DIFF, WRITE, OUT = "check", "diff", "write", "out"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to migrate, the same for every file of a run.
+
+    Attributes:
+        mode: ``check`` (nothing written, no safety checks), ``diff`` (a diff, nothing written),
+            ``write`` (in place) or ``out`` (a copy under ``out_root``).
+        target: ``strategies`` or ``lightning``.
+        select: rule ids to run (``None``: all).
+        ignore: rule ids not to run.
+        user_classes: user class -> old class it derives from, over the whole tree.
+        out_root: the folder of the migrated copy (``out`` mode).
+    """
+
+    mode: str
+    target: str
+    select: tuple[str, ...] | None
+    ignore: tuple[str, ...]
+    user_classes: Mapping[str, str] = field(default_factory=dict)
+    out_root: str | None = None
+
+
+@dataclass(frozen=True)
+class ChangeRecord:
+    """One change or TODO in a file (a picklable copy of ``codemods.Change``)."""
+
+    rule: str
+    line: int
+    message: str
+    todo: bool
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What happened to one file.
+
+    Attributes:
+        path: the real path.
+        status: ``changed``, ``unchanged`` or ``failed``.
+        reason: why it failed.
+        changes: the changes and TODOs (also for ``check``/``diff`` runs, where they would be made).
+        diff: the unified diff (``diff`` mode).
+    """
+
+    path: str
+    status: str
+    reason: str = ""
+    changes: tuple[ChangeRecord, ...] = ()
+    diff: str = ""
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """The first pass over one file.
+
+    Attributes:
+        path: the real path.
+        needs_work: whether the pre-scan found an old name.
+        subclasses: whether it has a ``class X(...)`` statement (files that need work).
+        reason: why it cannot be processed (then it is reported as failed).
+    """
+
+    path: str
+    needs_work: bool
+    subclasses: bool = False
+    reason: str = ""
+
+
+def _rule_id(rule: object) -> str:
+    return str(getattr(rule, "value", rule))
+
+
+def _syntax_reason(text: str, err: libcst.ParserSyntaxError) -> str:
+    try:
+        ast.parse(text)
+    except SyntaxError as syntax:  # CPython's message is the one users know
+        return f"does not parse: line {syntax.lineno}: {syntax.msg}"
+    except ValueError:
+        pass
+    message = (err.message or "syntax error").strip().splitlines()[0].removeprefix("parser error: ")
+    if len(message) > 100:
+        message = message[:97] + "..."
+    return f"does not parse: line {err.editor_line}: {message}"
+
+
+def _read(path: str) -> Decoded:
+    return decode(read_snapshot(path).data)
+
+
+def scan(items: Iterable[tuple[str, str]]) -> list[ScanResult]:
+    """Read and pre-scan files. ``items``: ``(path, module)``."""
+    results = []
+    for path, _ in items:
+        try:
+            text = _read(path).text
+        except Unprocessable as err:
+            results.append(ScanResult(path, False, reason=str(err)))
+            continue
+        if codemods.prescan(text):
+            results.append(ScanResult(path, True, _SUBCLASS.search(text) is not None))
+        else:
+            results.append(ScanResult(path, False))
+    return results
+
+
+def mentions(items: Iterable[tuple[str, str]], names: re.Pattern[str]) -> list[tuple[str, frozenset[str]]]:
+    """``(path, names found)`` for the files among ``items`` that mention ``names`` as whole words.
+
+    ``names`` checks the word boundary after a name, not before (see ``_names_pattern``).
+    """
+    results = []
+    for path, _ in items:
+        try:
+            text = _read(path).text
+        except Unprocessable:
+            continue  # already reported by the first pass
+        found = frozenset(
+            m.group() for m in names.finditer(text) if not _is_word_char(text, m.start() - 1)
+        )
+        if found:
+            results.append((path, found))
+    return results
+
+
+def _is_word_char(text: str, index: int) -> bool:
+    return index >= 0 and (text[index].isalnum() or text[index] == "_")
+
+
+def bases(items: Iterable[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]]]]:
+    """``(path, codemods.class_bases(...))`` for each ``(path, module)``."""
+    results = []
+    for path, module in items:
+        try:
+            results.append((path, dict(codemods.class_bases(_read(path).text, module))))
+        except Unprocessable:
+            continue  # already reported by the first pass
+        except Exception:  # noqa: BLE001 - a file that breaks here is reported by migrate()
+            results.append((path, {}))
+    return results
+
+
+def _run_rules(text: str, module: str, settings: Settings) -> codemods.Result:
+    return codemods.migrate_source(
+        text,
+        module=module,
+        target=settings.target,
+        select=settings.select,
+        ignore=settings.ignore,
+        user_classes=settings.user_classes,
+    )
+
+
+def unified_diff(display: str, before: str, after: str) -> str:
+    """A unified diff of two versions of a file, with ``\\ No newline at end of file`` marks."""
+    lines = []
+    for line in difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), display, display
+    ):
+        if not line.endswith(("\n", "\r")):
+            line += "\n\\ No newline at end of file\n"
+        lines.append(line)
+    return "".join(lines)
+
+
+def migrate(path: str, module: str, display: str, rel: str, settings: Settings) -> FileResult:
+    """Run the rules on one file and, depending on the mode, diff, check or write the result."""
+    try:
+        snap = read_snapshot(path)
+        before = decode(snap.data)
+        try:
+            result = _run_rules(before.text, module, settings)
+        except libcst.ParserSyntaxError as err:
+            return FileResult(path, "failed", _syntax_reason(before.text, err))
+        changes = tuple(
+            ChangeRecord(_rule_id(c.rule), c.line, c.message, c.todo) for c in result.changes
+        )
+        if result.code == before.text:
+            return FileResult(path, "unchanged", changes=changes)
+        after = encode(result.code, before)
+        if settings.mode == CHECK:
+            return FileResult(path, "changed", changes=changes)
+        try:
+            rerun = _run_rules(result.code, module, settings).code != result.code
+        except libcst.ParserSyntaxError:
+            rerun = True
+        reason = check_output(before, result.code, after, rerun)
+        if reason is not None:
+            return FileResult(path, "failed", reason, changes)
+        if settings.mode == DIFF:
+            return FileResult(path, "changed", changes=changes, diff=unified_diff(display, before.text, result.code))
+        if settings.mode == OUT:
+            assert settings.out_root is not None
+            write_atomic(os.path.join(settings.out_root, rel), after, snap, guard=False)
+        elif is_read_only(snap):
+            return FileResult(path, "failed", "read-only file; not written (make it writable or use --out)", changes)
+        else:
+            write_atomic(path, after, snap)
+        return FileResult(path, "changed", changes=changes)
+    except Unprocessable as err:
+        return FileResult(path, "failed", str(err))
+    except Exception as err:  # a codemod bug must not stop the other files
+        return FileResult(path, "failed", f"internal error in the codemods: {type(err).__name__}: {err}")
+
+
+def migrate_many(items: Iterable[tuple[str, str, str, str]], settings: Settings) -> list[FileResult]:
+    """:func:`migrate` over ``(path, module, display, rel)`` items (one pool task)."""
+    return [migrate(*item, settings) for item in items]
