@@ -187,7 +187,7 @@ class ChangeMemberSignaturesCommand(RuleCommand):
             return
         names = [old for old, _ in entry.params]
         if call is not None:
-            if any(a.star for a in call.args) or sum(1 for a in call.args if a.keyword is None) > len(names):
+            if any(a.star for a in call.args) or not _only_pass_through(call, names):
                 hint = f"`.{entry.member}(...)` is now `.{new}()`: drop the arguments {', '.join(names)}"
                 ctx.edits.todo(attribute, self.RULE, hint, entry)
                 return
@@ -203,3 +203,29 @@ class ChangeMemberSignaturesCommand(RuleCommand):
             entry,
         )
         ctx.handled.add(id(attribute))
+
+
+def _only_pass_through(call: cst.Call, names: list[str]) -> bool:
+    """Whether every argument of ``call`` just passes a dropped parameter on (``x`` or ``self.x``).
+
+    Anything else (``world_size * 2``, a literal) would change meaning when dropped: a TODO then.
+    """
+    positional = [a for a in call.args if a.keyword is None]
+    if len(positional) > len(names):
+        return False
+    for index, arg in enumerate(call.args):
+        name = names[index] if arg.keyword is None else arg.keyword.value
+        if name not in names or not _is_name_or_self_attr(arg.value, name):
+            return False
+    return True
+
+
+def _is_name_or_self_attr(node: cst.BaseExpression, name: str) -> bool:
+    if isinstance(node, cst.Name):
+        return node.value == name
+    return (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+        and node.attr.value == name
+    )
