@@ -14,6 +14,8 @@ from strategies.environments import ClusterEnvironment, LocalEnvironment
 
 # The process groups this package initialised, so `close()` destroys only its own.
 _OWNED_GROUP: dict[str, Any] = {"store": None, "owned": False}
+# Rendezvous stores rank 0 serves on loopback, by port; "round" counts initialisations in this process.
+_SERVED: dict[str, Any] = {"stores": {}, "round": 0, "keep": False}
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 
@@ -55,18 +57,30 @@ def init_dist_connection(
         _OWNED_GROUP.update(store=None, owned=True)
         return True
     address, port = environment.main_address, environment.main_port
-    listen_fd = environment._take_listen_fd()
-    if listen_fd is not None and global_rank == 0:
-        # Our own loopback socket: the store listens on 127.0.0.1 only (torch would use all interfaces).
-        store = dist.TCPStore(
-            address, port, world_size, True, timeout=timeout, master_listen_fd=listen_fd, wait_for_workers=False
-        )
+    if global_rank == 0 and not environment._external_store:
+        store = _SERVED["stores"].get(port)
+        if store is None:
+            if environment._listen_socket is None and "MASTER_PORT" not in os.environ:
+                environment._reserve(port)
+            # Our own loopback socket: the store listens on 127.0.0.1 only (torch would use all
+            # interfaces). Without one (the user set MASTER_PORT) torch binds the port itself.
+            store = dist.TCPStore(address, port, world_size, True, timeout=timeout,
+                                  master_listen_fd=environment._take_listen_fd(), wait_for_workers=False)
+            _SERVED["stores"][port] = store
     else:
-        is_master = global_rank == 0 and not environment._external_store
-        store = dist.TCPStore(address, port, world_size, is_master, timeout=timeout, wait_for_workers=False)
-    dist.init_process_group(backend, store=store, rank=global_rank, world_size=world_size, timeout=timeout)
+        store = dist.TCPStore(address, port, world_size, False, timeout=timeout, wait_for_workers=False)
+    # Every rank counts its initialisations the same way (they run the same script), so a group made
+    # again on a store that is still served never reads the keys of the previous one.
+    _SERVED["round"] += 1
+    prefixed = dist.PrefixStore(f"strategies/{_SERVED['round']}/", store)
+    dist.init_process_group(backend, store=prefixed, rank=global_rank, world_size=world_size, timeout=timeout)
     _OWNED_GROUP.update(store=store, owned=True)
     return True
+
+
+def keep_serving_stores() -> None:
+    """Keep rank 0's rendezvous store after ``close()``: started children will meet there again."""
+    _SERVED["keep"] = True
 
 
 def destroy_dist_connection() -> bool:
@@ -78,6 +92,9 @@ def destroy_dist_connection() -> bool:
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
     _OWNED_GROUP.update(store=None, owned=False)
+    if not _SERVED["keep"]:
+        _SERVED["stores"].clear()
+    gc.collect()  # frees a store nobody serves any more, which closes its listening socket
     return True
 
 

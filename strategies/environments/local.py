@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
+import time
 
 from typing_extensions import override
 
@@ -40,13 +42,29 @@ class LocalEnvironment(ClusterEnvironment):
         if "MASTER_PORT" in os.environ:
             return int(os.environ["MASTER_PORT"])
         if self._port is None:
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            # Lets the port be bound again while old connections sit in TIME_WAIT.
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((_LOOPBACK, 0))
-            sock.listen()
-            self._listen_socket = sock
-            self._port = sock.getsockname()[1]
+            self._reserve(0)
+        return self._port
+
+    def _reserve(self, port: int) -> int:
+        """Bind and hold a listening socket on 127.0.0.1 (``port=0``: the OS picks a free one)."""
+        self.teardown()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # Lets the port be bound again while old connections sit in TIME_WAIT.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                sock.bind((_LOOPBACK, port))
+                break
+            except OSError as err:
+                # A store on this port may still be closing (the same port is reused after close()).
+                if err.errno != errno.EADDRINUSE or port == 0 or time.monotonic() > deadline:
+                    sock.close()
+                    raise
+                time.sleep(0.1)
+        sock.listen()
+        self._listen_socket = sock
+        self._port = sock.getsockname()[1]
         return self._port
 
     @property

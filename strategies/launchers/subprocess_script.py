@@ -19,7 +19,8 @@ from typing import Any
 
 from typing_extensions import override
 
-from strategies.environments import ClusterEnvironment
+from strategies import _distributed
+from strategies.environments import ClusterEnvironment, LocalEnvironment
 from strategies.launchers.launcher import Launcher, RankFailedError
 
 _ERROR_DIR_VAR = "STRATEGY_COMPAT_ERROR_DIR"
@@ -65,11 +66,18 @@ class SubprocessScriptLauncher(Launcher):
         children = _Children.current
         if children is None and self.num_processes > 1:
             children = _Children.start(self.cluster_environment, self.num_processes, self.num_nodes)
-        elif children is not None and children.size != self.num_processes:
-            raise RuntimeError(
-                f"This process already started {children.size} local ranks; a run with {self.num_processes} "
-                "devices cannot reuse them. Use the same `devices` for every Trainer in one script."
-            )
+        elif children is not None:
+            if children.size != self.num_processes:
+                raise RuntimeError(
+                    f"This process already started {children.size} local ranks; a run with {self.num_processes} "
+                    "devices cannot reuse them. Use the same `devices` for every Trainer in one script."
+                )
+            # The children keep the MASTER_PORT they were started with: meet them there again
+            # (after `strategy.close()`, or with a new Trainer whose environment picked another port).
+            env = self.cluster_environment
+            if isinstance(env, LocalEnvironment) and "MASTER_PORT" not in os.environ and env._port != children.port:
+                env.teardown()
+                env._port = children.port  # rank 0 still serves the store there (kept by keep_serving_stores)
         try:
             return function(*args, **kwargs)
         except BaseException as err:
@@ -124,8 +132,9 @@ class _Children:
 
     current: _Children | None = None
 
-    def __init__(self, procs: dict[int, subprocess.Popen], error_dir: str) -> None:
+    def __init__(self, procs: dict[int, subprocess.Popen], error_dir: str, port: int) -> None:
         self.procs = procs
+        self.port = port
         self.size = len(procs) + 1
         self.error_dir = error_dir
         self._handled = threading.Event()
@@ -150,7 +159,8 @@ class _Children:
             procs[env.node_rank() * num_processes + local_rank] = subprocess.Popen(
                 command, env=child_env, start_new_session=True, preexec_fn=_die_with_parent
             )
-        children = cls(procs, error_dir)
+        children = cls(procs, error_dir, env.main_port)
+        _distributed.keep_serving_stores()
         children._install()
         cls.current = children
         return children
@@ -249,6 +259,8 @@ class _Children:
             os._exit(1)
 
     def _cleanup(self) -> None:
+        if _Children.current is self:
+            _Children.current = None
         self._stopped.set()
         shutil.rmtree(self.error_dir, ignore_errors=True)
         for signum, previous in self._previous_handlers.items():

@@ -151,3 +151,12 @@ def test_sigint_to_the_launching_process_ends_the_children(tmp_path):
     assert "KeyboardInterrupt" in err
     time.sleep(0.5)
     _assert_gone(tmp_path)
+
+
+def test_fit_after_close_meets_the_same_children_again(tmp_path):
+    result = run_script([sys.executable, str(PROBE), "--out", str(tmp_path), "--stages", "fit,close,fit"])
+    assert result.returncode == 0, result.stderr
+    for report in _load(tmp_path):
+        pg = [name for _, _, name in report["record"] if name.startswith("process_group.")]
+        assert pg == ["process_group.init", "process_group.init"], "close() destroyed the group; fit made a new one"
+        assert report["weights"][0] == report["weights"][1] or len(report["weights"]) == 2

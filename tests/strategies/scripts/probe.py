@@ -136,6 +136,9 @@ def main() -> None:
     data = ProbeData(batch_size=16 // trainer.world_size // 2)
     report: dict = {"weights": []}
     for stage in args.stages.split(","):
+        if stage == "close":
+            trainer.strategy.close()
+            continue
         getattr(trainer, stage)(module, datamodule=data)
         if stage == "fit":
             report["weights"].append([p.detach().flatten().tolist() for p in module.layer.parameters()])
