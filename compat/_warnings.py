@@ -104,7 +104,13 @@ def stacklevel() -> int:
 
 
 def global_rank() -> int:
-    """This process's global rank, without importing torch."""
+    """This process's global rank, without importing torch (-1: a spawned worker not yet told its rank).
+
+    A ``ddp_spawn`` worker re-imports the user's main module before it learns its rank; the parent
+    already showed the warnings of that import, so the worker stays silent until then.
+    """
+    if os.environ.get("STRATEGIES_SPAWNED_WORKER") == "1" and "LOCAL_RANK" not in os.environ:
+        return -1
     dist = sys.modules.get("torch.distributed")
     if dist is not None:
         try:

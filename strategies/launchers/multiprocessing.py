@@ -73,13 +73,19 @@ class MultiprocessingLauncher(Launcher):
         out_dir = tempfile.mkdtemp(prefix="strategy-compat-spawn-")
         out_path = os.path.join(out_dir, "rank0.pt")
         try:
-            context = mp.start_processes(
-                _worker,
-                args=(function, args, kwargs, trainer, env.main_address, port, world_size, out_path),
-                nprocs=strategy.num_processes,
-                join=False,
-                start_method=self.start_method,
-            )
+            # Marks the workers' environment while they re-import the main module, before they know
+            # their rank (libraries that act on rank 0 only can stay quiet until then).
+            os.environ["STRATEGIES_SPAWNED_WORKER"] = "1"
+            try:
+                context = mp.start_processes(
+                    _worker,
+                    args=(function, args, kwargs, trainer, env.main_address, port, world_size, out_path),
+                    nprocs=strategy.num_processes,
+                    join=False,
+                    start_method=self.start_method,
+                )
+            finally:
+                del os.environ["STRATEGIES_SPAWNED_WORKER"]
             try:
                 while not context.join(timeout=0.2):
                     pass
@@ -97,6 +103,8 @@ class MultiprocessingLauncher(Launcher):
         finally:
             del store
             env._external_store = False
+            # The port is spent: the next launch reserves a fresh loopback socket.
+            env.teardown()
             shutil.rmtree(out_dir, ignore_errors=True)
         if trainer is not None:
             trainer._recover_worker_output(output)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 
 import pytest
 import torch
@@ -24,9 +25,24 @@ class SpawnModule(ProbeModule):
 
     def setup(self, stage: str) -> None:
         super().setup(stage)
-        if dist.is_initialized():
+        seen = self.seen["module_setup"]
+        if seen["initialized"]:
             self.log("setup_world_size", float(dist.get_world_size()))
-            self.log("rank_seen_in_setup", float(dist.get_rank() == self.trainer.global_rank))
+            self.log("rank_seen_in_setup", float(seen["dist_rank"] == seen["trainer_rank"]))
+            self.log("broadcast_and_barrier_in_setup", float(seen["broadcast"] == 100 and seen["barrier"]))
+
+    def on_fit_start(self) -> None:
+        super().on_fit_start()
+        self.log("wrapped_in_ddp", float(self.seen["wrapped"] == "DistributedDataParallel"))
+        self.log("layer_on_root_device", float(self.seen["layer_device"] == self.seen["root_device"]))
+
+
+class SpawnData(ProbeData):
+    def setup(self, stage: str) -> None:
+        super().setup(stage)
+        seen = self.seen["datamodule_setup"]
+        ok = seen["initialized"] and seen["dist_rank"] == seen["trainer_rank"] and seen["broadcast"] == 100
+        self.trainer.module.log("datamodule_setup_ok", float(ok))
 
 
 def _trainer(**kwargs) -> Trainer:
@@ -40,7 +56,8 @@ def test_spawn_fit_updates_the_callers_module_and_metrics():
     trainer = _trainer(record_hooks=True, callbacks=[Callback()])
     module = SpawnModule()
     before = module.layer.weight.detach().clone()
-    trainer.fit(module, datamodule=ProbeData(batch_size=4))
+    assert not dist.is_initialized()
+    trainer.fit(module, datamodule=SpawnData(batch_size=4))
     assert not dist.is_initialized(), "the caller must never have a process group"
     # Same reference as the DDP test: one SGD step over samples 0-7.
     from test_ddp_integration import _reference_weights
@@ -50,7 +67,9 @@ def test_spawn_fit_updates_the_callers_module_and_metrics():
     assert torch.allclose(module.layer.weight.flatten(), torch.tensor(reference[0]), atol=1e-6)
     metrics = trainer.callback_metrics
     assert metrics["setup_world_size"].item() == 2.0
-    assert metrics["rank_seen_in_setup"].item() == 1.0
+    for name in ("rank_seen_in_setup", "broadcast_and_barrier_in_setup", "wrapped_in_ddp", "layer_on_root_device",
+                 "datamodule_setup_ok"):
+        assert metrics[name].item() == 1.0, name
     assert "train_loss" in metrics
     assert observed_order(trainer.hook_record, "fit") == expected_order("fit", parallel=True, local_rank=0)
 
@@ -65,3 +84,22 @@ def test_a_failing_worker_raises_naming_the_rank():
         _trainer().fit(SpawnModule(fail="training_step", fail_rank=1), datamodule=ProbeData(batch_size=4))
     assert "boom in training_step on rank 1" in info.value.remote_traceback
     assert not dist.is_initialized()
+
+
+class _ListenerProbe(SpawnModule):
+    """Logs whether the rendezvous port listens on loopback only, seen from inside a worker."""
+
+    def setup(self, stage: str) -> None:
+        super().setup(stage)
+        from test_rendezvous import _listeners
+
+        listeners = _listeners(int(os.environ["MASTER_PORT"]))
+        self.log("loopback_only", float(bool(listeners) and set(listeners) == {"0100007F"}))
+
+
+def test_every_spawn_launch_listens_on_loopback_only():
+    trainer = _trainer()
+    module = _ListenerProbe()
+    for run in (trainer.fit, trainer.test, trainer.fit):
+        run(module, datamodule=ProbeData(batch_size=4))
+        assert trainer.callback_metrics["loopback_only"].item() == 1.0, run.__name__
