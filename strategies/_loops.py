@@ -88,8 +88,11 @@ def _fit_loop(trainer: Trainer, model: TrainModule, train: Any, val: Any) -> Non
         for config in strategy.lr_scheduler_configs:
             if config["interval"] == "epoch":
                 config["scheduler"].step()
+        # From here a checkpoint resumes at the next epoch (validation and schedulers are done).
+        state.epoch_done = not state.should_stop
         trainer._call_callbacks("on_train_epoch_end")
         trainer._call("module", model, "on_train_epoch_end")
+        state.epoch_done = False
         if not state.should_stop:
             state.epoch += 1
             state.step_in_epoch = 0
@@ -189,8 +192,8 @@ def dump_checkpoint(trainer: Trainer) -> dict[str, Any]:
         "lr_schedulers": [config["scheduler"].state_dict() for config in strategy.lr_scheduler_configs],
         "precision": strategy.precision.state_dict(),
         "callbacks": {type(cb).__qualname__: cb.state_dict() for cb in trainer.callbacks},
-        "epoch": state.epoch,
-        "step_in_epoch": state.step_in_epoch,
+        "epoch": state.epoch + 1 if state.epoch_done else state.epoch,
+        "step_in_epoch": 0 if state.epoch_done else state.step_in_epoch,
         "global_step": state.global_step,
     }
 

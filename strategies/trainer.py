@@ -28,6 +28,7 @@ class TrainerState:
     epoch: int = 0
     global_step: int = 0
     step_in_epoch: int = 0
+    epoch_done: bool = False
     should_stop: bool = False
 
 

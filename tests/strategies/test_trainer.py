@@ -93,3 +93,37 @@ def test_resuming_a_finished_run_trains_no_more(tmp_path):
     assert t2.state.global_step == 2
     for a, b in zip(module.parameters(), again.parameters()):
         assert torch.equal(a, b)
+
+
+class _Scheduled(ProbeModule):
+    def configure_optimizers(self):
+        optimizer = torch.optim.SGD(self.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1, gamma=0.5)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "epoch"}}
+
+
+class _SaveAtEpochEnd(Callback):
+    def __init__(self, path) -> None:
+        self.path, self.ends = path, 0
+
+    def on_train_epoch_end(self, trainer, module):
+        self.ends += 1
+        if trainer.state.epoch == 0:
+            trainer.save_checkpoint(self.path)
+
+
+def test_checkpoint_saved_at_epoch_end_resumes_at_the_next_epoch(tmp_path):
+    path = tmp_path / "epoch0.ckpt"
+    straight = _Scheduled()
+    Trainer(accelerator="cpu", max_epochs=3, enable_progress_bar=False, callbacks=[_SaveAtEpochEnd(path)]).fit(
+        straight, datamodule=ProbeData(batch_size=4))
+    saved = torch.load(path, weights_only=True)
+    assert (saved["epoch"], saved["step_in_epoch"]) == (1, 0)
+
+    counter = _SaveAtEpochEnd(tmp_path / "unused.ckpt")
+    resumed = _Scheduled()
+    Trainer(accelerator="cpu", max_epochs=3, enable_progress_bar=False, callbacks=[counter]).fit(
+        resumed, datamodule=ProbeData(batch_size=4), ckpt_path=path)
+    assert counter.ends == 2, "epochs 1 and 2 only: epoch 0 must not end twice"
+    for a, b in zip(straight.parameters(), resumed.parameters()):
+        assert torch.allclose(a, b, atol=1e-6)
