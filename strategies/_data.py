@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -54,14 +55,19 @@ def limit_batches(loader: Any, limit: int | float | None) -> int | None:
     raise ValueError(f"`limit_*_batches={limit!r}`: pass a count >= 0 or a fraction in [0.0, 1.0].")
 
 
+def apply_to_tensors(data: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    """``data`` with ``fn`` applied to every tensor in it, through lists, tuples, namedtuples and dicts."""
+    if isinstance(data, torch.Tensor):
+        return fn(data)
+    if isinstance(data, dict):
+        return {k: apply_to_tensors(v, fn) for k, v in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(apply_to_tensors(v, fn) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(apply_to_tensors(v, fn) for v in data)
+    return data
+
+
 def move_to_device(batch: Any, device: torch.device) -> Any:
-    """``batch`` with every tensor in it (through lists, tuples and dicts) on ``device``."""
-    if isinstance(batch, torch.Tensor):
-        return batch.to(device, non_blocking=True)
-    if isinstance(batch, dict):
-        return {k: move_to_device(v, device) for k, v in batch.items()}
-    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
-        return type(batch)(*(move_to_device(v, device) for v in batch))
-    if isinstance(batch, (list, tuple)):
-        return type(batch)(move_to_device(v, device) for v in batch)
-    return batch
+    """``batch`` with every tensor in it on ``device``."""
+    return apply_to_tensors(batch, lambda t: t.to(device, non_blocking=True))

@@ -12,10 +12,10 @@ import torch.distributed as dist
 
 from strategies.environments import ClusterEnvironment, LocalEnvironment
 
-# The process groups this package initialised, so `close()` destroys only its own.
-_OWNED_GROUP: dict[str, Any] = {"store": None, "owned": False}
-# Rendezvous stores rank 0 serves on loopback, by port; "round" counts initialisations in this process.
-_SERVED: dict[str, Any] = {"stores": {}, "round": 0, "keep": False}
+# "owned": this package initialised the default group, so `close()` destroys only its own.
+# "stores": rendezvous stores rank 0 serves on loopback, by port ("keep": past `close()`).
+# "round": initialisations in this process (every rank counts the same).
+_STATE: dict[str, Any] = {"owned": False, "stores": {}, "keep": False, "round": 0}
 
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 
@@ -54,11 +54,11 @@ def init_dist_connection(
         os.environ.setdefault("MASTER_ADDR", environment.main_address)
         os.environ.setdefault("MASTER_PORT", str(environment.main_port))
         dist.init_process_group(backend, rank=global_rank, world_size=world_size, timeout=timeout)
-        _OWNED_GROUP.update(store=None, owned=True)
+        _STATE["owned"] = True
         return True
     address, port = environment.main_address, environment.main_port
     if global_rank == 0 and not environment._external_store:
-        store = _SERVED["stores"].get(port)
+        store = _STATE["stores"].get(port)
         if store is None:
             if environment._listen_socket is None and "MASTER_PORT" not in os.environ:
                 environment._reserve(port)
@@ -66,34 +66,34 @@ def init_dist_connection(
             # interfaces). Without one (the user set MASTER_PORT) torch binds the port itself.
             store = dist.TCPStore(address, port, world_size, True, timeout=timeout,
                                   master_listen_fd=environment._take_listen_fd(), wait_for_workers=False)
-            _SERVED["stores"][port] = store
+            _STATE["stores"][port] = store
     else:
         store = dist.TCPStore(address, port, world_size, False, timeout=timeout, wait_for_workers=False)
     # Every rank counts its initialisations the same way (they run the same script), so a group made
     # again on a store that is still served never reads the keys of the previous one.
-    _SERVED["round"] += 1
-    prefixed = dist.PrefixStore(f"strategies/{_SERVED['round']}/", store)
+    _STATE["round"] += 1
+    prefixed = dist.PrefixStore(f"strategies/{_STATE['round']}/", store)
     dist.init_process_group(backend, store=prefixed, rank=global_rank, world_size=world_size, timeout=timeout)
-    _OWNED_GROUP.update(store=store, owned=True)
+    _STATE["owned"] = True
     return True
 
 
 def keep_serving_stores() -> None:
     """Keep rank 0's rendezvous store after ``close()``: started children will meet there again."""
-    _SERVED["keep"] = True
+    _STATE["keep"] = True
 
 
 def destroy_dist_connection() -> bool:
     """Destroy the default group if this package created it; return whether it did."""
-    if not _OWNED_GROUP["owned"]:
+    if not _STATE["owned"]:
         return False
     # A live DDP wrapper at destroy time can hang the process when it is freed later.
     gc.collect()
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
-    _OWNED_GROUP.update(store=None, owned=False)
-    if not _SERVED["keep"]:
-        _SERVED["stores"].clear()
+    _STATE["owned"] = False
+    if not _STATE["keep"]:
+        _STATE["stores"].clear()
     gc.collect()  # frees a store nobody serves any more, which closes its listening socket
     return True
 

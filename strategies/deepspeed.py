@@ -16,6 +16,7 @@ import torch
 from typing_extensions import override
 
 from strategies import _distributed
+from strategies._data import apply_to_tensors
 from strategies._optimizers import parse_optimizers
 from strategies.accelerators import Accelerator
 from strategies.environments import ClusterEnvironment
@@ -349,11 +350,5 @@ def _engine_dtype(engine: Any) -> torch.dtype | None:
 
 
 def _cast_floats(data: Any, dtype: torch.dtype) -> Any:
-    """``data`` with every floating-point tensor (through lists, tuples and dicts) cast to ``dtype``."""
-    if isinstance(data, torch.Tensor):
-        return data.to(dtype) if data.is_floating_point() else data
-    if isinstance(data, dict):
-        return {k: _cast_floats(v, dtype) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return type(data)(_cast_floats(v, dtype) for v in data)
-    return data
+    """``data`` with every floating-point tensor in it cast to ``dtype``."""
+    return apply_to_tensors(data, lambda t: t.to(dtype) if t.is_floating_point() else t)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 class _Hooks:
-    """The hooks the Trainer calls on modules, datamodules and callbacks alike (all no-ops)."""
+    """The data hooks modules and datamodules share (all no-ops)."""
 
     def prepare_data(self) -> None:
         """Download or write data once per node (local rank 0), before ``setup``."""
@@ -22,6 +22,22 @@ class _Hooks:
 
     def teardown(self, stage: str) -> None:
         """Release what ``setup`` built."""
+
+    def train_dataloader(self) -> Any:
+        """The training data (or pass ``train_dataloaders`` / a DataModule to ``fit``)."""
+        return None
+
+    def val_dataloader(self) -> Any:
+        """The validation data."""
+        return None
+
+    def test_dataloader(self) -> Any:
+        """The test data."""
+        return None
+
+    def predict_dataloader(self) -> Any:
+        """The prediction data."""
+        return None
 
 
 class TrainModule(nn.Module, _Hooks):
@@ -89,22 +105,6 @@ class TrainModule(nn.Module, _Hooks):
         """One prediction step; the default calls the module on the batch."""
         return self(batch)
 
-    def train_dataloader(self) -> Any:
-        """The training data (or pass ``train_dataloaders`` / a DataModule to ``fit``)."""
-        return None
-
-    def val_dataloader(self) -> Any:
-        """The validation data."""
-        return None
-
-    def test_dataloader(self) -> Any:
-        """The test data."""
-        return None
-
-    def predict_dataloader(self) -> Any:
-        """The prediction data."""
-        return None
-
     def on_fit_start(self) -> None:
         """After ``strategy.setup``: the model is on its device and wrapped; optimizers exist."""
 
@@ -144,19 +144,3 @@ class DataModule(_Hooks):
 
     def __init__(self) -> None:
         self.trainer: Trainer | None = None
-
-    def train_dataloader(self) -> Any:
-        """The training data."""
-        return None
-
-    def val_dataloader(self) -> Any:
-        """The validation data."""
-        return None
-
-    def test_dataloader(self) -> Any:
-        """The test data."""
-        return None
-
-    def predict_dataloader(self) -> Any:
-        """The prediction data."""
-        return None

@@ -14,13 +14,6 @@ import strategies
 from compat._warnings import CompatDeprecationWarning
 
 
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch):
-    for name in ("RANK", "LOCAL_RANK", "SLURM_PROCID", "STRATEGY_COMPAT_DEPRECATION"):
-        monkeypatch.delenv(name, raising=False)
-    compat._reset_warned()
-
-
 def _trainer(**kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

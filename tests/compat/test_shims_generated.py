@@ -29,18 +29,6 @@ from compat import renames
 from compat._warnings import CompatDeprecationWarning
 from compat.renames import RENAMES, Kind, Rename
 
-_RANK_VARS = ("RANK", "LOCAL_RANK", "SLURM_PROCID", "STRATEGY_COMPAT_DEPRECATION")
-
-
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch):
-    for name in _RANK_VARS:
-        monkeypatch.delenv(name, raising=False)
-    compat._reset_warned()
-    yield
-    compat._reset_warned()
-
-
 @contextmanager
 def recorded():
     with warnings.catch_warnings(record=True) as rec:

@@ -20,15 +20,6 @@ REPO = Path(__file__).resolve().parents[2]
 _RANK_VARS = ("RANK", "LOCAL_RANK", "SLURM_PROCID", "STRATEGY_COMPAT_DEPRECATION")
 
 
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch):
-    for name in _RANK_VARS:
-        monkeypatch.delenv(name, raising=False)
-    compat._reset_warned()
-    yield
-    compat._reset_warned()
-
-
 def _ours(rec):
     return [w for w in rec if issubclass(w.category, CompatDeprecationWarning)]
 
