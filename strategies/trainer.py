@@ -49,8 +49,10 @@ class Trainer:
         precision: ``"32-true"``, ``"bf16-mixed"`` or ``"16-mixed"`` (CUDA).
         max_epochs: epochs to train (1000 when neither this nor ``max_steps`` is set).
         max_steps: optimizer steps to train; ``-1`` for no limit.
-        limit_train_batches, limit_val_batches, limit_test_batches, limit_predict_batches: a
-            count or a fraction of each epoch's batches.
+        limit_train_batches: a count or a fraction of each training epoch's batches.
+        limit_val_batches: the same for validation.
+        limit_test_batches: the same for testing.
+        limit_predict_batches: the same for prediction.
         callbacks: ``Callback`` instances.
         plugins: a ``ClusterEnvironment`` and/or a ``Precision``.
         use_distributed_sampler: give plain DataLoaders a ``DistributedSampler`` on parallel
