@@ -34,6 +34,8 @@ __all__ = ["CompatDeprecationWarning", "ENV_VAR", "deprecation_message", "warn_d
 
 ENV_VAR = "STRATEGY_COMPAT_DEPRECATION"
 MIGRATE_COMMAND = "python -m compat.migrate <path>"
+# Every warning's text ends with this pointer to the deprecation schedule (generated from the table).
+SCHEDULE = "docs/deprecations.md"
 
 
 class CompatDeprecationWarning(DeprecationWarning):
@@ -214,6 +216,8 @@ def warn_deprecated(message: str, *, once_key: Any = None, frame: FrameType | No
     """
     if getattr(_state, "depth", 0):
         return
+    if SCHEDULE not in message:
+        message = f"{message} Removal schedule: strategy-compat's {SCHEDULE}."
     mode = os.environ.get(ENV_VAR, "").strip().lower()
     if mode in ("ignore", "off", "0", "false"):
         return
