@@ -45,11 +45,17 @@ _PARTICIPANTS = {
 }
 # Calls the strategy (or the 1.2 plugin) makes itself, drawn from it rather than from the Trainer.
 _FROM_STRATEGY = {
-    "process_group.init", "process_group.reuse", "strategy.model_to_device", "strategy.wrap",
+    "process_group.init",
+    "process_group.reuse",
+    "strategy.model_to_device",
+    "strategy.wrap",
     "module.configure_optimizers",
 }
 _FROM_PLUGIN = {
-    "process_group.init", "plugin.init_ddp_connection", "plugin.model_to_device", "plugin.configure_ddp",
+    "process_group.init",
+    "plugin.init_ddp_connection",
+    "plugin.model_to_device",
+    "plugin.configure_ddp",
     "launcher.start_rank_1",
 }
 _HIGHLIGHT = {"process_group.init": "torch.distributed is live from here"}
@@ -61,12 +67,10 @@ def _sender(event: str, old: bool) -> str:
     return "strategy" if event in _FROM_STRATEGY else "trainer"
 
 
-def sequence_diagram(events: Sequence[str], *, old: bool = False, title: str = "") -> str:
+def sequence_diagram(events: Sequence[str], *, old: bool = False) -> str:
     """One rank's events as a Mermaid ``sequenceDiagram`` (``owner.hook`` -> a call to ``owner``)."""
     owners = {event.split(".", 1)[0] for event in events}
     lines = ["```mermaid", "sequenceDiagram"]
-    if title:
-        lines.append(f"    title {title}")
     for key, label in _PARTICIPANTS.items():
         if key == "trainer" or key in owners:
             lines.append(f"    participant {key} as {label}")
@@ -86,7 +90,7 @@ def _grid(*cells: tuple[str, str]) -> list[str]:
     """Diagrams side by side on the site (Material grid); one after the other on GitHub."""
     out = ['<div class="grid" markdown>', ""]
     for heading, body in cells:
-        out += ['<div markdown>', "", f"**{heading}**", "", body, "", "</div>", ""]
+        out += ["<div markdown>", "", f"**{heading}**", "", body, "", "</div>", ""]
     return out + ["</div>", ""]
 
 
@@ -99,7 +103,9 @@ def _rank_difference(rank0: Sequence[str], rank1: Sequence[str]) -> str:
         parts.append("only rank 0 runs " + ", ".join(f"`{e}`" for e in only0))
     if only1:
         parts.append("only rank 1 runs " + ", ".join(f"`{e}`" for e in only1))
-    parts.append("the other calls come in the same order" if same_order else "the other calls come in a different order")
+    parts.append(
+        "the other calls come in the same order" if same_order else "the other calls come in a different order"
+    )
     return "; ".join(parts)
 
 
@@ -114,14 +120,13 @@ def render(recording: dict, old: dict) -> str:
         "",
         "Each diagram is one process (rank) of a 2-process `fit` on CPU, as",
         "`Trainer(record_hooks=True)` recorded it (`trainer.hook_record`; the",
-        "[lifecycle contract](lifecycle.md) is the table these calls follow). The run: "
-        f"{recording['run']}.",
+        f"[lifecycle contract](lifecycle.md) is the table these calls follow). The run: {recording['run']}.",
         f"To record it again after a change to the Trainer: `{REGENERATE}`.",
         "",
         "## DDP and DDP-spawn, rank 0",
         "",
-        "With `strategy=\"ddp\"` rank 0 is your `python train.py`, which re-runs the script for rank 1;",
-        "with `strategy=\"ddp_spawn\"` both ranks are workers spawned by the calling process, which",
+        'With `strategy="ddp"` rank 0 is your `python train.py`, which re-runs the script for rank 1;',
+        'with `strategy="ddp_spawn"` both ranks are workers spawned by the calling process, which',
         "runs none of these hooks and gets rank 0's weights and metrics back after `strategy.teardown`.",
         "",
         *_grid(
@@ -130,8 +135,7 @@ def render(recording: dict, old: dict) -> str:
         ),
         "## DDP and DDP-spawn, rank 1",
         "",
-        f"DDP: {_rank_difference(ddp['0'], ddp['1'])}. "
-        f"DDP-spawn: {_rank_difference(spawn['0'], spawn['1'])}.",
+        f"DDP: {_rank_difference(ddp['0'], ddp['1'])}. DDP-spawn: {_rank_difference(spawn['0'], spawn['1'])}.",
         "",
         *_grid(
             ("DDP, rank 1", sequence_diagram(ddp["1"])),
@@ -165,7 +169,7 @@ def record() -> dict:
             }
     return {
         "run": "`python docs/_gen/record_lifecycle.py --strategy {ddp,ddp_spawn}`: devices=2, "
-        "accelerator=\"cpu\", max_steps=1, a `Callback`, a `DataModule`, the `fit` stage",
+        'accelerator="cpu", max_steps=1, a `Callback`, a `DataModule`, the `fit` stage',
         "runs": runs,
     }
 

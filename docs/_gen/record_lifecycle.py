@@ -73,8 +73,14 @@ def main() -> int:
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     trainer = Trainer(
-        strategy=args.strategy, accelerator="cpu", devices=2, max_steps=1, limit_val_batches=1,
-        enable_progress_bar=False, record_hooks=True, callbacks=[_WriteAtExit(args.out)],
+        strategy=args.strategy,
+        accelerator="cpu",
+        devices=2,
+        max_steps=1,
+        limit_val_batches=1,
+        enable_progress_bar=False,
+        record_hooks=True,
+        callbacks=[_WriteAtExit(args.out)],
     )
     trainer.fit(_Model(), datamodule=_Data())
     trainer.strategy.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,11 +17,20 @@ def test_mkdocs_build_strict(tmp_path):
     pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
     pytest.importorskip("mkdocstrings_handlers.python", reason="mkdocstrings[python] is not installed (docs extra)")
     pytest.importorskip("material", reason="mkdocs-material is not installed (docs extra)")
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "NO_MKDOCS_2_WARNING": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     site = tmp_path / "site"
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     for page in ("upgrade", "lifecycle-diagrams", "reference/strategies", "reference/compat", "reference/migrate"):
         assert (site / page / "index.html").is_file(), page
