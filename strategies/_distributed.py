@@ -207,7 +207,13 @@ class Rendezvous:
             store = dist.TCPStore(address, port, world_size, False, timeout=timeout)
         number = self._next_round(store, (address, port), server, timeout)
         prefixed = dist.PrefixStore(f"strategies/{number}/", store)
-        dist.init_process_group(backend, store=prefixed, rank=global_rank, world_size=world_size, timeout=timeout)
+        prefixed.set(f"joined/{global_rank}", "1")
+        try:
+            dist.init_process_group(backend, store=prefixed, rank=global_rank, world_size=world_size,
+                                    timeout=timeout)
+        except Exception as err:
+            _name_absent_ranks(err, prefixed, world_size, f"{address}:{port}")
+            raise
         if server:
             store.set(f"strategies/{number}/complete", "1")  # a rank started later waits for the next round
         self._owned = True
@@ -251,6 +257,17 @@ class Rendezvous:
         for port in [p for p in self.serving() if p not in self._keep]:
             self.release(port)
         return destroyed
+
+
+def _name_absent_ranks(err: BaseException, store: dist.Store, world_size: int, where: str) -> None:
+    """On a failed rendezvous, add which ranks never joined it to ``err``."""
+    try:
+        absent = [rank for rank in range(world_size) if not store.check([f"joined/{rank}"])]
+    except Exception:  # the store itself is gone: nothing more to say
+        return
+    if absent:
+        err.add_note(f"Rank{'s' if len(absent) > 1 else ''} {', '.join(map(str, absent))} of {world_size} did not "
+                     f"join the rendezvous on {where} before the timeout.")
 
 
 #: The one rendezvous of this process.

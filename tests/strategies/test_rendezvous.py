@@ -143,3 +143,15 @@ def test_a_client_waiting_for_a_round_times_out_naming_the_cause():
     with pytest.raises(TimeoutError, match="Rank 0 did not open a new rendezvous round"):
         Rendezvous()._next_round(client_store, ("127.0.0.1", port), False, datetime.timedelta(seconds=0.3))
     server.release(port)
+
+
+def test_a_rank_that_never_joins_is_named_when_the_rendezvous_times_out():
+    env = LocalEnvironment()
+    try:
+        with pytest.raises(Exception) as info:
+            RENDEZVOUS.init_process_group(env, "gloo", 0, 2, datetime.timedelta(seconds=2))
+        assert "Rank 1 of 2 did not join the rendezvous on 127.0.0.1:" in "\n".join(info.value.__notes__)
+        assert not dist.is_initialized()
+    finally:
+        RENDEZVOUS.close()
+        env.teardown()
