@@ -99,7 +99,7 @@ def _check_keys(path: Path, saved: dict[str, Any], module: nn.Module) -> None:
 
 
 def mismatch_message(path: str | os.PathLike, module: nn.Module, missing: list[str], unexpected: list[str],
-                     shapes: list[str] = ()) -> str:
+                     shapes: list[str] | None = None) -> str:
     """The error for a checkpoint of another model: the file and the keys that do not match."""
     parts = []
     if missing:
@@ -107,7 +107,7 @@ def mismatch_message(path: str | os.PathLike, module: nn.Module, missing: list[s
     if unexpected:
         parts.append(f"in the file but not in the model: {_first(unexpected)}")
     if shapes:
-        parts.append(f"different shapes: {_first(list(shapes))}")
+        parts.append(f"different shapes: {_first(shapes)}")
     return (
         f"{path} is a checkpoint of another model: its `state_dict` does not match `{type(module).__name__}` "
         f"({'; '.join(parts)}). Resume from a checkpoint of this model, or load the matching weights yourself "

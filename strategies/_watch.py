@@ -94,7 +94,7 @@ class Progress:
         self._store.set(_KEY.format(rank=self._rank), json.dumps(entry))
 
     def _where(self) -> str:
-        frame = sys._current_frames().get(self._main_ident)
+        frame = sys._current_frames().get(self._main_ident) if self._main_ident is not None else None
         if frame is None:
             return "?"
         return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno} in {frame.f_code.co_name}"

@@ -75,6 +75,8 @@ class ParallelStrategy(Strategy, ABC):
 
     def _configure_launcher(self) -> None:
         """Called by the Trainer once the devices are known: the script is run again per extra local rank."""
+        if self.cluster_environment is None:
+            raise RuntimeError("No cluster environment: the Trainer sets one before configuring the launcher.")
         self._launcher = SubprocessScriptLauncher(self.cluster_environment, self.num_processes, self.num_nodes)
 
     @property

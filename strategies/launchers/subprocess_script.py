@@ -104,17 +104,28 @@ def _run_reporting(function: Callable[..., Any], args: Any, kwargs: Any, env: Cl
     """
     try:
         return function(*args, **kwargs)
+    except SystemExit as err:
+        if err.code in (0, None):
+            raise  # a clean `sys.exit()` in the script is no failure
+        _report_and_end(err, env)
+        raise
     except BaseException as err:
-        PROGRESS.annotate(err)
-        error_dir = os.environ.get(_ERROR_DIR_VAR)
-        if not (error_dir and os.path.isdir(error_dir)):
-            raise
-        text = traceback.format_exc()
-        Path(error_dir, f"rank{env.global_rank()}.txt").write_text(text)
-        sys.stderr.write(text)
-        sys.stderr.flush()
-        sys.stdout.flush()
-        os._exit(1)
+        _report_and_end(err, env)
+        raise
+
+
+def _report_and_end(err: BaseException, env: ClusterEnvironment) -> None:
+    """Name absent ranks on ``err``; in a child of our launcher, leave the traceback and end now."""
+    PROGRESS.annotate(err)
+    error_dir = os.environ.get(_ERROR_DIR_VAR)
+    if not (error_dir and os.path.isdir(error_dir)):
+        return
+    text = traceback.format_exc()
+    Path(error_dir, f"rank{env.global_rank()}.txt").write_text(text)
+    sys.stderr.write(text)
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(1)
 
 
 def _script_command() -> list[str]:
