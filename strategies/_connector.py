@@ -145,8 +145,7 @@ def resolve_strategy(
         # Ranks are known from here on (trainer.world_size before fit), not only after the launch.
         env.set_world_size(num_nodes * len(strategy.parallel_devices))
         env.set_global_rank(env.node_rank() * len(strategy.parallel_devices) + env.local_rank())
-        if hasattr(strategy, "_configure_launcher"):
-            strategy._configure_launcher()
+    strategy._configure_launcher()
     if isinstance(strategy.accelerator, CPUAccelerator) and strategy.root_device.type != "cpu":
         raise ValueError(f"The strategy's device `{strategy.root_device}` does not match `accelerator='cpu'`.")
     return strategy

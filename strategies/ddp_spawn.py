@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from typing_extensions import override
 
 from strategies.ddp import DDPStrategy
 from strategies.launchers import MultiprocessingLauncher
+
+if TYPE_CHECKING:
+    from strategies.registry import StrategyRegistry
 
 
 class DDPSpawnStrategy(DDPStrategy):
@@ -20,7 +25,7 @@ class DDPSpawnStrategy(DDPStrategy):
         start_method: ``"spawn"`` (default), ``"fork"`` or ``"forkserver"``.
     """
 
-    def __init__(self, *args, start_method: str = "spawn", **kwargs) -> None:
+    def __init__(self, *args: Any, start_method: str = "spawn", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.start_method = start_method
 
@@ -30,6 +35,6 @@ class DDPSpawnStrategy(DDPStrategy):
 
     @classmethod
     @override
-    def register_strategies(cls, registry) -> None:
+    def register_strategies(cls, registry: StrategyRegistry) -> None:
         """Add ``"ddp_spawn"`` to the registry."""
         registry.register("ddp_spawn", cls, "DistributedDataParallel in workers spawned by torch.multiprocessing.")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import datetime
 import gc
 import json
 import os
@@ -15,16 +14,13 @@ from typing import TYPE_CHECKING, Any
 import torch
 from typing_extensions import override
 
-from strategies import _distributed
+from strategies import _watch
 from strategies._data import apply_to_tensors
 from strategies._optimizers import parse_optimizers
-from strategies.accelerators import Accelerator
-from strategies.environments import ClusterEnvironment
-from strategies.launchers import SubprocessScriptLauncher
-from strategies.parallel import ParallelStrategy, _StepRedirect
-from strategies.precision import Precision
+from strategies.parallel import ParallelStrategy, _StepRedirect, split_parallel_kwargs
 
 if TYPE_CHECKING:
+    from strategies.registry import StrategyRegistry
     from strategies.trainer import Trainer
 
 ZERO_STAGES = (0, 1, 2, 3)
@@ -116,7 +112,8 @@ class DeepSpeedStrategy(ParallelStrategy):
         stage: the ZeRO stage (0-3); overrides the config's.
         offload_optimizer: ZeRO-Offload of the optimizer state to the CPU (stage >= 1).
         offload_parameters: ZeRO-Infinity parameter offload to the CPU (stage 3).
-        zero_kwargs: more ``zero_optimization`` keys (e.g. ``reduce_bucket_size=5e8``).
+        args, kwargs: :class:`~strategies.ParallelStrategy`'s arguments (``timeout``, ``num_nodes``, ...);
+            every other keyword is a ``zero_optimization`` key (e.g. ``reduce_bucket_size=5e8``).
 
     Raises:
         ModuleNotFoundError: ``deepspeed`` is not installed (``pip install "strategy-compat[deepspeed]"``).
@@ -125,31 +122,18 @@ class DeepSpeedStrategy(ParallelStrategy):
 
     def __init__(
         self,
-        accelerator: Accelerator | None = None,
-        parallel_devices: list[torch.device] | None = None,
-        cluster_environment: ClusterEnvironment | None = None,
-        precision: Precision | None = None,
-        num_nodes: int = 1,
-        process_group_backend: str | None = None,
-        timeout: datetime.timedelta = _distributed.DEFAULT_TIMEOUT,
+        *args: Any,
         config: dict[str, Any] | str | os.PathLike | None = None,
         stage: int | None = None,
         offload_optimizer: bool = False,
         offload_parameters: bool = False,
-        **zero_kwargs: Any,
+        **kwargs: Any,
     ) -> None:
+        parallel_kwargs, zero_kwargs = split_parallel_kwargs(kwargs)
         self.config = build_config(config, stage, offload_optimizer, offload_parameters, **zero_kwargs)
         name = "deepspeed" if stage is None else f"deepspeed_stage_{stage}"
         self._deepspeed = import_deepspeed(name)
-        super().__init__(
-            accelerator=accelerator,
-            parallel_devices=parallel_devices,
-            cluster_environment=cluster_environment,
-            precision=precision,
-            num_nodes=num_nodes,
-            process_group_backend=process_group_backend,
-            timeout=timeout,
-        )
+        super().__init__(*args, **parallel_kwargs)
         self._loaded_in_place = False
         self._added_env: list[str] = []
 
@@ -157,10 +141,6 @@ class DeepSpeedStrategy(ParallelStrategy):
     def zero_stage(self) -> int:
         """The ZeRO stage of :attr:`config`."""
         return int(self.config["zero_optimization"]["stage"])
-
-    def _configure_launcher(self) -> None:
-        """Called by the Trainer once the devices are known."""
-        self._launcher = SubprocessScriptLauncher(self.cluster_environment, self.num_processes, self.num_nodes)
 
     def _set_rank_variables(self) -> None:
         """DeepSpeed reads ``LOCAL_RANK``/``RANK``/``WORLD_SIZE`` from the environment during the whole run,
@@ -247,6 +227,7 @@ class DeepSpeedStrategy(ParallelStrategy):
 
     @override
     def teardown(self) -> None:
+        _watch.PROGRESS.stop()
         engine, self._model = self._model, None
         if engine is not None and hasattr(engine, "destroy"):
             engine.destroy()
@@ -329,7 +310,8 @@ class DeepSpeedStrategy(ParallelStrategy):
         super().load_module_state_dict(state_dict, strict=strict)
 
     @classmethod
-    def register_strategies(cls, registry) -> None:
+    @override
+    def register_strategies(cls, registry: StrategyRegistry) -> None:
         """Add ``"deepspeed"`` (stage 2) and ``"deepspeed_stage_{1,2,3}"`` (+ ``_offload``) to the registry."""
         registry.register("deepspeed", cls, "DeepSpeed ZeRO stage 2 (needs the deepspeed extra).")
         for stage in (1, 2, 3):

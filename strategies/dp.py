@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -11,6 +11,9 @@ from typing_extensions import override
 from strategies.accelerators import Accelerator, CUDAAccelerator
 from strategies.parallel import ParallelStrategy, _StepRedirect
 from strategies.precision import Precision
+
+if TYPE_CHECKING:
+    from strategies.registry import StrategyRegistry
 
 
 class DataParallelStrategy(ParallelStrategy):
@@ -35,6 +38,7 @@ class DataParallelStrategy(ParallelStrategy):
     ) -> None:
         super().__init__(accelerator=accelerator, parallel_devices=parallel_devices, precision=precision)
 
+    @override
     def _configure_launcher(self) -> None:
         """Called when the Trainer is built: ``dp`` without CUDA is an error here, not at the first step."""
         devices = self.parallel_devices or []
@@ -113,7 +117,8 @@ class DataParallelStrategy(ParallelStrategy):
         return tensor
 
     @classmethod
-    def register_strategies(cls, registry) -> None:
+    @override
+    def register_strategies(cls, registry: StrategyRegistry) -> None:
         """Add ``"dp"`` to the registry."""
         registry.register("dp", cls, "torch.nn.DataParallel: one process over several CUDA devices.")
 

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import datetime
 import gc
 import os
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 from torch import nn
 from typing_extensions import override
 
-from strategies import _distributed, _fsdp
-from strategies.accelerators import Accelerator
-from strategies.environments import ClusterEnvironment
-from strategies.launchers import SubprocessScriptLauncher
-from strategies.parallel import ParallelStrategy, _StepRedirect
-from strategies.precision import Precision
+from strategies import _fsdp, _watch
+from strategies.parallel import ParallelStrategy, _StepRedirect, split_parallel_kwargs
+
+if TYPE_CHECKING:
+    from strategies.registry import StrategyRegistry
 
 # Where a sharded module keeps its FSDP root, so a second run (fit then test) reuses the sharding.
 _ROOT_ATTR = "_strategy_compat_fsdp_root"
@@ -51,46 +49,36 @@ class FSDPStrategy(ParallelStrategy):
             precision (``"bf16-mixed"``: bf16 parameters for compute, fp32 gradient reduction).
         cpu_offload: keep the sharded parameters, gradients and optimizer state on the CPU
             (FSDP2 ``CPUOffloadPolicy``). Needs an accelerator: on a CPU-only run it is an error.
-        state_dict_type: ``"sharded"`` (default): ``save_checkpoint(path)`` writes a directory through
-            ``torch.distributed.checkpoint``, one shard per rank; ``"full"``: one file written by rank
-            0 with the full state, loadable by a single-device run. Loading accepts either (a directory
-            is read as sharded, a file as full).
+        state_dict_type: ``"full"`` (default, as Lightning's Trainer): :meth:`module_state_dict` is the
+            full state dict (on rank 0) and ``save_checkpoint(path)`` writes one file from rank 0 with the
+            full state, loadable by a single-device run; ``"sharded"``: a directory written through
+            ``torch.distributed.checkpoint``, one shard per rank (no gather: for models too big for one
+            process), and :meth:`module_state_dict` returns each rank's DTensor shards. Loading accepts
+            either (a directory is read as sharded, a file as full).
         meta_init: create the parameters of ``configure_model`` on the meta device (default). ``False``
             creates them for real on every rank (bit-equal init with a seed, more memory).
         sync_module_states: broadcast rank 0's real (non-meta) parameters and buffers before sharding.
-        fully_shard_kwargs: passed to every ``fully_shard`` call.
+        args, kwargs: :class:`~strategies.ParallelStrategy`'s arguments (``timeout``, ``num_nodes``, ...);
+            every other keyword is passed to every ``fully_shard`` call.
     """
 
     strategy_name = "fsdp"
 
     def __init__(
         self,
-        accelerator: Accelerator | None = None,
-        parallel_devices: list[torch.device] | None = None,
-        cluster_environment: ClusterEnvironment | None = None,
-        precision: Precision | None = None,
-        num_nodes: int = 1,
-        process_group_backend: str | None = None,
-        timeout: datetime.timedelta = _distributed.DEFAULT_TIMEOUT,
+        *args: Any,
         auto_wrap_policy: set[type[nn.Module]] | type[nn.Module] | Callable[[nn.Module], bool] | None = None,
         reshard_after_forward: bool = True,
         mixed_precision: Any = None,
         cpu_offload: bool = False,
-        state_dict_type: Literal["sharded", "full"] = "sharded",
+        state_dict_type: Literal["sharded", "full"] = "full",
         meta_init: bool = True,
         sync_module_states: bool = True,
-        **fully_shard_kwargs: Any,
+        **kwargs: Any,
     ) -> None:
         self._api = _fsdp.fsdp_api()  # raises when this torch has no FSDP2
-        super().__init__(
-            accelerator=accelerator,
-            parallel_devices=parallel_devices,
-            cluster_environment=cluster_environment,
-            precision=precision,
-            num_nodes=num_nodes,
-            process_group_backend=process_group_backend,
-            timeout=timeout,
-        )
+        parallel_kwargs, fully_shard_kwargs = split_parallel_kwargs(kwargs)
+        super().__init__(*args, **parallel_kwargs)
         if state_dict_type not in ("sharded", "full"):
             raise ValueError(f"`state_dict_type={state_dict_type!r}`: use 'sharded' or 'full'.")
         self._policy = _fsdp.wrap_policy(auto_wrap_policy)
@@ -106,6 +94,7 @@ class FSDPStrategy(ParallelStrategy):
 
     # -- construction -------------------------------------------------------------------------
 
+    @override
     def _configure_launcher(self) -> None:
         """Called by the Trainer once the devices are known: bad combinations fail here, early."""
         if self.cpu_offload and self.root_device.type == "cpu":
@@ -115,7 +104,7 @@ class FSDPStrategy(ParallelStrategy):
                 "parameters already live on the CPU (torch raises 'Cannot access accelerator device when none "
                 "is available'). Drop `cpu_offload=True`, or run with `accelerator='cuda'`."
             )
-        self._launcher = SubprocessScriptLauncher(self.cluster_environment, self.num_processes, self.num_nodes)
+        super()._configure_launcher()
 
     def mixed_precision_policy(self) -> Any:
         """The ``MixedPrecisionPolicy`` for this run: the explicit one, else from the Trainer's precision."""
@@ -196,6 +185,7 @@ class FSDPStrategy(ParallelStrategy):
     def teardown(self) -> None:
         # The module stays sharded (its parameters are DTensors owned by FSDP): it is not moved back
         # to the CPU. Get the full weights with `module_state_dict()` / a "full" checkpoint.
+        _watch.PROGRESS.stop()
         self._model = None
         self.optimizers = []
         self.lr_scheduler_configs = []
@@ -220,7 +210,8 @@ class FSDPStrategy(ParallelStrategy):
 
     @override
     def module_state_dict(self) -> dict[str, Any]:
-        """``"full"``: the full state on rank 0 (``{}`` elsewhere); ``"sharded"``: DTensor shards. Collective."""
+        """``"full"`` (default): the full state dict on rank 0 (``{}`` on the others); ``"sharded"``: this
+        rank's DTensor shards. Every rank must call it (it is a collective)."""
         if not self._is_sharded():
             return self.module.state_dict()
         return _fsdp.model_state_dict(self.module, full=self.state_dict_type == "full")
@@ -279,6 +270,7 @@ class FSDPStrategy(ParallelStrategy):
         return None
 
     @classmethod
-    def register_strategies(cls, registry) -> None:
+    @override
+    def register_strategies(cls, registry: StrategyRegistry) -> None:
         """Add ``"fsdp"`` to the registry."""
         registry.register("fsdp", cls, "Fully sharded data parallel (FSDP2 `fully_shard`); script re-run per rank.")

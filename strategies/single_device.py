@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from typing_extensions import override
 
 from strategies.accelerators import Accelerator
 from strategies.precision import Precision
 from strategies.strategy import Strategy
+
+if TYPE_CHECKING:
+    from strategies.registry import StrategyRegistry
 
 
 class SingleDeviceStrategy(Strategy):
@@ -32,6 +37,7 @@ class SingleDeviceStrategy(Strategy):
         return self._root_device
 
     @classmethod
-    def register_strategies(cls, registry) -> None:
+    @override
+    def register_strategies(cls, registry: StrategyRegistry) -> None:
         """Add ``"single_device"`` to the registry."""
         registry.register("single_device", cls, "One process on one device.")

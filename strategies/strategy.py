@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
+from strategies._preflight import CheckpointError, mismatch_message
 from strategies.accelerators import Accelerator, CPUAccelerator
 from strategies.precision import Precision
 
 if TYPE_CHECKING:
-    from strategies.launchers.launcher import Launcher
     from strategies.environments import ClusterEnvironment
+    from strategies.launchers.launcher import Launcher
+    from strategies.registry import StrategyRegistry
     from strategies.trainer import Trainer
 
 
@@ -45,6 +47,8 @@ class Strategy(ABC):
         self.lr_scheduler_configs: list[dict[str, Any]] = []
         # The Trainer sets its hook recorder here; a plain function keeps the strategy picklable.
         self._recorder: Callable[[str], None] = _no_record
+        # The file the last `load_checkpoint` read, named when its state dict does not fit the module.
+        self._checkpoint_path: str | os.PathLike | None = None
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -131,6 +135,16 @@ class Strategy(ABC):
     def restore_checkpoint_after_setup(self) -> bool:
         """Whether ``fit(ckpt_path=...)`` restores after ``setup`` (always here: one code path)."""
         return True
+
+    # -- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def register_strategies(cls, registry: StrategyRegistry) -> None:
+        """Add this class's registry names (``Trainer(strategy="name")``) to ``registry``; none by default."""
+
+    def _configure_launcher(self) -> None:
+        """Called by the Trainer once devices and cluster environment are known; by default no launcher."""
+        self._launcher = None
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -264,11 +278,24 @@ class Strategy(ABC):
 
     def load_checkpoint(self, path: str | os.PathLike, weights_only: bool = True) -> dict[str, Any]:
         """Read a checkpoint; ``weights_only=True`` unless the caller trusts the file."""
+        self._checkpoint_path = path
         return torch.load(path, map_location="cpu", weights_only=weights_only)
 
     def load_module_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
-        """Load a full state dict into the module."""
-        self.module.load_state_dict(state_dict, strict=strict)
+        """Load a full state dict into the module; a mismatch names the file and the keys."""
+        try:
+            self.module.load_state_dict(state_dict, strict=strict)
+        except RuntimeError as err:
+            if not strict:
+                raise
+            expected = self.module.state_dict()
+            missing = [k for k in expected if k not in state_dict]
+            unexpected = [k for k in state_dict if k not in expected]
+            shapes = [f"{k} {tuple(state_dict[k].shape)} in the file, {tuple(v.shape)} in the model"
+                      for k, v in expected.items() if k in state_dict and hasattr(state_dict[k], "shape")
+                      and state_dict[k].shape != v.shape]
+            path = self._checkpoint_path if self._checkpoint_path is not None else "The state dict"
+            raise CheckpointError(mismatch_message(path, self.module, missing, unexpected, shapes)) from err
 
 
 def _no_record(name: str) -> None:

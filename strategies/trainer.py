@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from strategies import _loops
+from strategies import _loops, _preflight
 from strategies._connector import resolve_strategy
 from strategies.callbacks import Callback, HookCall, HookRecorder
 from strategies.module import DataModule, TrainModule, _has_own
@@ -87,6 +87,7 @@ class Trainer:
         check_val_every_n_epoch: int = 1,
         record_hooks: bool = False,
     ) -> None:
+        _preflight.check_max_epochs(max_epochs)
         self.strategy = resolve_strategy(
             strategy, accelerator, devices, num_nodes, precision, list(plugins or []), self.registry
         )
@@ -213,6 +214,7 @@ class Trainer:
                 ckpt_path: Any) -> Any:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"`Trainer.{stage}` needs a `TrainModule` (an nn.Module); got `{type(model).__name__}`.")
+        _preflight.check_checkpoint(ckpt_path, model)
         if isinstance(self.strategy, ParallelStrategy):
             self.strategy.check_process_group()
         launcher = self.strategy.launcher

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import os
 import shutil
 import tempfile
@@ -15,6 +14,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from typing_extensions import override
 
+from strategies._distributed import LOOPBACK, RENDEZVOUS
 from strategies.environments import LocalEnvironment
 from strategies.launchers.launcher import Launcher, RankFailedError
 
@@ -48,7 +48,29 @@ class MultiprocessingLauncher(Launcher):
     @override
     def launch(self, function: Callable[..., Any], *args: Any, trainer: Any = None, **kwargs: Any) -> Any:
         strategy = self._strategy
-        env = strategy.cluster_environment
+        env = self._check_caller()
+        world_size = strategy.num_processes * strategy.num_nodes
+        # The caller serves the store on 127.0.0.1 (also on a port chosen by MASTER_PORT); every
+        # worker, rank 0 included, joins it as a client.
+        port = RENDEZVOUS.reserve(env.main_port)
+        out_dir = tempfile.mkdtemp(prefix="strategy-compat-spawn-")
+        out_path = os.path.join(out_dir, "rank0.pt")
+        try:
+            RENDEZVOUS.serve_for_others(port, world_size, strategy.timeout)
+            context = self._start(_worker, (function, args, kwargs, trainer, port, world_size, out_path))
+            _wait(context)
+            output = torch.load(out_path, map_location="cpu", weights_only=True)
+        finally:
+            # The port is spent: the next launch reserves a fresh loopback socket.
+            RENDEZVOUS.release(port)
+            env.teardown()
+            shutil.rmtree(out_dir, ignore_errors=True)
+        if trainer is not None:
+            trainer._recover_worker_output(output)
+        return output["results"]
+
+    def _check_caller(self) -> LocalEnvironment:
+        env = self._strategy.cluster_environment
         if not isinstance(env, LocalEnvironment):
             raise RuntimeError(
                 f"`ddp_spawn` starts its own workers and cannot run under `{type(env).__name__}`; "
@@ -59,56 +81,34 @@ class MultiprocessingLauncher(Launcher):
                 "`ddp_spawn` was called from a process that already has a process group; the workers make "
                 "their own. Call `torch.distributed.destroy_process_group()` first, or use `strategy='ddp'`."
             )
-        world_size = strategy.num_processes * strategy.num_nodes
-        port = env.main_port
-        listen_fd = env._take_listen_fd()
-        store = None
-        if listen_fd is not None:
-            store = dist.TCPStore(
-                "127.0.0.1", port, world_size, True,
-                timeout=strategy.timeout if isinstance(strategy.timeout, datetime.timedelta) else None,
-                master_listen_fd=listen_fd, wait_for_workers=False,
-            )
-            env._external_store = True
-        out_dir = tempfile.mkdtemp(prefix="strategy-compat-spawn-")
-        out_path = os.path.join(out_dir, "rank0.pt")
+        return env
+
+    def _start(self, worker: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        # Marks the workers' environment while they re-import the main module, before they know
+        # their rank (libraries that act on rank 0 only can stay quiet until then).
+        os.environ["STRATEGIES_SPAWNED_WORKER"] = "1"
         try:
-            # Marks the workers' environment while they re-import the main module, before they know
-            # their rank (libraries that act on rank 0 only can stay quiet until then).
-            os.environ["STRATEGIES_SPAWNED_WORKER"] = "1"
-            try:
-                context = mp.start_processes(
-                    _worker,
-                    args=(function, args, kwargs, trainer, env.main_address, port, world_size, out_path),
-                    nprocs=strategy.num_processes,
-                    join=False,
-                    start_method=self.start_method,
-                )
-            finally:
-                del os.environ["STRATEGIES_SPAWNED_WORKER"]
-            try:
-                while not context.join(timeout=0.2):
-                    pass
-            except mp.ProcessRaisedException as err:
-                raise RankFailedError(err.error_index, err.msg.split("\n\n", 1)[-1]) from None
-            except mp.ProcessExitedException as err:
-                raise RankFailedError(err.error_index, f"(exited with code {err.exit_code})") from None
-            except BaseException:
-                for process in context.processes:
-                    if process.is_alive():
-                        process.kill()
-                    process.join()
-                raise
-            output = torch.load(out_path, map_location="cpu", weights_only=True)
+            return mp.start_processes(worker, args=args, nprocs=self._strategy.num_processes, join=False,
+                                      start_method=self.start_method)
         finally:
-            del store
-            env._external_store = False
-            # The port is spent: the next launch reserves a fresh loopback socket.
-            env.teardown()
-            shutil.rmtree(out_dir, ignore_errors=True)
-        if trainer is not None:
-            trainer._recover_worker_output(output)
-        return output["results"]
+            del os.environ["STRATEGIES_SPAWNED_WORKER"]
+
+
+def _wait(context: Any) -> None:
+    """Wait for every worker; a failure names the rank, an interrupt ends the workers first."""
+    try:
+        while not context.join(timeout=0.2):
+            pass
+    except mp.ProcessRaisedException as err:
+        raise RankFailedError(err.error_index, err.msg.split("\n\n", 1)[-1]) from None
+    except mp.ProcessExitedException as err:
+        raise RankFailedError(err.error_index, f"(exited with code {err.exit_code})") from None
+    except BaseException:
+        for process in context.processes:
+            if process.is_alive():
+                process.kill()
+            process.join()
+        raise
 
 
 def _unshare(module: torch.nn.Module) -> None:
@@ -130,15 +130,15 @@ def _worker(
     args: Any,
     kwargs: Any,
     trainer: Any,
-    address: str,
     port: int,
     world_size: int,
     out_path: str,
 ) -> None:
     os.environ.update(
-        LOCAL_RANK=str(local_rank), WORLD_SIZE=str(world_size), MASTER_ADDR=address, MASTER_PORT=str(port)
+        LOCAL_RANK=str(local_rank), WORLD_SIZE=str(world_size), MASTER_ADDR=LOOPBACK, MASTER_PORT=str(port)
     )
     os.environ.setdefault("NODE_RANK", "0")
+    RENDEZVOUS.served_elsewhere(port)
     for arg in args:
         if isinstance(arg, torch.nn.Module):
             _unshare(arg)

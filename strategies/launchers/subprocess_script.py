@@ -19,7 +19,8 @@ from typing import Any
 
 from typing_extensions import override
 
-from strategies import _distributed
+from strategies._distributed import RENDEZVOUS
+from strategies._watch import PROGRESS
 from strategies.environments import ClusterEnvironment, LocalEnvironment
 from strategies.launchers.launcher import Launcher, RankFailedError
 
@@ -63,39 +64,68 @@ class SubprocessScriptLauncher(Launcher):
         # (an old-style one whose creates_children() always returns False would fork forever).
         if self.cluster_environment.creates_processes_externally or self.cluster_environment.local_rank() != 0:
             return _run_reporting(function, args, kwargs, self.cluster_environment)
-        children = _Children.current
-        if children is None and self.num_processes > 1:
-            children = _Children.start(self.cluster_environment, self.num_processes, self.num_nodes)
-        elif children is not None:
-            if children.size != self.num_processes:
-                raise RuntimeError(
-                    f"This process already started {children.size} local ranks; a run with {self.num_processes} "
-                    "devices cannot reuse them. Use the same `devices` for every Trainer in one script."
-                )
-            # The children keep the MASTER_PORT they were started with: meet them there again
-            # (after `strategy.close()`, or with a new Trainer whose environment picked another port).
-            env = self.cluster_environment
-            if isinstance(env, LocalEnvironment) and "MASTER_PORT" not in os.environ and env._port != children.port:
-                env.teardown()
-                env._port = children.port  # rank 0 still serves the store there (kept by keep_serving_stores)
+        children = self._children()
         try:
             return function(*args, **kwargs)
         except BaseException as err:
             if children is None:
                 raise
+            PROGRESS.annotate(err)
             children.fail(err)
             raise
 
+    def _children(self) -> _Children | None:
+        """The child ranks of this run: started on the first launch, met again on later ones."""
+        children = _Children.current
+        if children is None:
+            if self.num_processes > 1 and _Children.ended is not None:
+                raise RuntimeError(_CANNOT_RESTART.format(why=_Children.ended))
+            if self.num_processes > 1:
+                children = _Children.start(self.cluster_environment, self.num_processes, self.num_nodes)
+            return children
+        if children.size != self.num_processes:
+            raise RuntimeError(
+                f"This process already started {children.size} local ranks; a run with {self.num_processes} "
+                "devices cannot reuse them. Use the same `devices` for every Trainer in one script."
+            )
+        # The children keep the MASTER_PORT they were started with: meet them there again (after
+        # `strategy.close()`, or with a new Trainer), where this process still serves the store.
+        if isinstance(self.cluster_environment, LocalEnvironment):
+            self.cluster_environment.set_main_port(children.port)
+        return children
+
 
 def _run_reporting(function: Callable[..., Any], args: Any, kwargs: Any, env: ClusterEnvironment) -> Any:
-    """Run in a child rank; on error, leave the traceback where rank 0 looks for it."""
+    """Run in a rank that something else started; on error, say which ranks did not arrive.
+
+    In a child of our launcher the traceback is left where rank 0 looks for it and the child
+    ends at once: it is a rank of rank 0's run, and the script's own ``except`` (which would carry
+    on out of step with the other ranks) is rank 0's to run. Under torchrun/SLURM the error goes on.
+    """
     try:
         return function(*args, **kwargs)
-    except BaseException:
-        error_dir = os.environ.get(_ERROR_DIR_VAR)
-        if error_dir and os.path.isdir(error_dir):
-            Path(error_dir, f"rank{env.global_rank()}.txt").write_text(traceback.format_exc())
+    except SystemExit as err:
+        if err.code in (0, None):
+            raise  # a clean `sys.exit()` in the script is no failure
+        _report_and_end(err, env)
         raise
+    except BaseException as err:
+        _report_and_end(err, env)
+        raise
+
+
+def _report_and_end(err: BaseException, env: ClusterEnvironment) -> None:
+    """Name absent ranks on ``err``; in a child of our launcher, leave the traceback and end now."""
+    PROGRESS.annotate(err)
+    error_dir = os.environ.get(_ERROR_DIR_VAR)
+    if not (error_dir and os.path.isdir(error_dir)):
+        return
+    text = traceback.format_exc()
+    Path(error_dir, f"rank{env.global_rank()}.txt").write_text(text)
+    sys.stderr.write(text)
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(1)
 
 
 def _script_command() -> list[str]:
@@ -112,6 +142,13 @@ def _script_command() -> list[str]:
         raise RuntimeError(_CANNOT_RERUN.format(what="pytest"))
     return [sys.executable, os.path.abspath(script), *sys.argv[1:]]
 
+
+_CANNOT_RESTART = (
+    "The local ranks this process started for a run ended: {why}. They cannot be started again in the "
+    "middle of the script, because `strategy='ddp'` starts a rank by running the script again from the top, "
+    "so a new rank would not be at this call. Run the script again to retry (torchrun's `--max-restarts` "
+    "does that for you), or use `strategy='ddp_spawn'`, which starts its workers for every call."
+)
 
 _CANNOT_RERUN = (
     "`strategy='ddp'` starts the other ranks by running the script again, which is not possible from "
@@ -131,12 +168,15 @@ class _Children:
     """The child ranks this process started (once per process), and their watchdog."""
 
     current: _Children | None = None
+    # Why the children of this process ended early (a failure or an interrupt); None while they run.
+    ended: str | None = None
 
     def __init__(self, procs: dict[int, subprocess.Popen], error_dir: str, port: int) -> None:
         self.procs = procs
         self.port = port
         self.size = len(procs) + 1
         self.error_dir = error_dir
+        self._interrupted = False
         self._handled = threading.Event()
         self._stopped = threading.Event()
         self._previous_handlers: dict[int, Any] = {}
@@ -144,11 +184,18 @@ class _Children:
     @classmethod
     def start(cls, env: ClusterEnvironment, num_processes: int, num_nodes: int) -> _Children:
         command = _script_command()
+        port = env.main_port
+        if isinstance(env, LocalEnvironment):
+            # Held on 127.0.0.1 from now on (whether MASTER_PORT chose it or the OS did), and served
+            # by this process until the children end: they meet there for every run of the script.
+            port = RENDEZVOUS.reserve(port)
+            env.set_main_port(port)
+            RENDEZVOUS.keep(port)
         error_dir = tempfile.mkdtemp(prefix="strategy-compat-")
         base_env = {
             **os.environ,
             "MASTER_ADDR": env.main_address,
-            "MASTER_PORT": str(env.main_port),
+            "MASTER_PORT": str(port),
             "WORLD_SIZE": str(num_processes * num_nodes),
             "NODE_RANK": str(env.node_rank()),
             _ERROR_DIR_VAR: error_dir,
@@ -159,8 +206,7 @@ class _Children:
             procs[env.node_rank() * num_processes + local_rank] = subprocess.Popen(
                 command, env=child_env, start_new_session=True, preexec_fn=_die_with_parent
             )
-        children = cls(procs, error_dir, env.main_port)
-        _distributed.keep_serving_stores()
+        children = cls(procs, error_dir, port)
         children._install()
         cls.current = children
         return children
@@ -173,6 +219,8 @@ class _Children:
                 self._previous_handlers[signum] = signal.signal(signum, self._on_signal)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
+        # The children end because of this signal: their exit codes blame nobody.
+        self._interrupted = True
         self.kill()
         previous = self._previous_handlers.get(signum)
         if callable(previous):
@@ -194,7 +242,7 @@ class _Children:
 
     def _watch(self) -> None:
         while not self._stopped.is_set():
-            failure = self.failed_rank()
+            failure = None if self._interrupted else self.failed_rank()
             if failure is not None:
                 # Give rank 0 a moment to notice (gloo sees the closed socket); if it is stuck in a
                 # collective or a computation, end the whole job from here.
@@ -208,16 +256,28 @@ class _Children:
             time.sleep(0.2)
 
     def fail(self, err: BaseException) -> None:
-        """Rank 0 raised: find whom to blame, end the children, and name the rank on ``err``."""
+        """Rank 0 raised: find whom to blame, end the children, and name the rank on ``err``.
+
+        An interrupt (Ctrl-C, SIGTERM) blames nobody: the children ended because rank 0 ended
+        them, and ``err`` (``KeyboardInterrupt``, exit status 130) goes on unchanged.
+        """
         self._handled.set()
+        interrupted = self._interrupted or isinstance(err, (KeyboardInterrupt, SystemExit))
         deadline = time.monotonic() + _BLAME_WAIT_S
-        failure = self.failed_rank()
-        while failure is None and time.monotonic() < deadline and not isinstance(err, KeyboardInterrupt):
+        failure = None if interrupted else self.failed_rank()
+        while failure is None and not interrupted and time.monotonic() < deadline:
             time.sleep(0.1)
             failure = self.failed_rank()
         self.kill()
+        # The group's other ranks are gone: drop it and its store, so nothing waits on them again.
+        RENDEZVOUS.close()
+        if interrupted:
+            _Children.ended = f"interrupted ({type(err).__name__})"
+            return
         if failure is not None:
+            _Children.ended = f"rank {failure[0]} failed"
             raise RankFailedError(*failure) from err
+        _Children.ended = f"rank 0 raised {type(err).__name__}"
         err.add_note("Raised on global rank 0.")
 
     def kill(self) -> None:
@@ -261,6 +321,7 @@ class _Children:
     def _cleanup(self) -> None:
         if _Children.current is self:
             _Children.current = None
+        RENDEZVOUS.release(self.port)
         self._stopped.set()
         shutil.rmtree(self.error_dir, ignore_errors=True)
         for signum, previous in self._previous_handlers.items():

@@ -25,10 +25,10 @@ def script_env() -> dict[str, str]:
     return env
 
 
-def run_script(args: list[str], timeout: float = 90) -> subprocess.CompletedProcess:
+def run_script(args: list[str], timeout: float = 90, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run a command in its own session; on timeout kill the whole group (never leave orphans)."""
-    proc = subprocess.Popen(args, env=script_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=ROOT)
+    proc = subprocess.Popen(args, env={**script_env(), **(env or {})}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=ROOT)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -91,15 +91,21 @@ class _ListenerProbe(SpawnModule):
 
     def setup(self, stage: str) -> None:
         super().setup(stage)
-        from test_rendezvous import _listeners
+        from probe import listeners
 
-        listeners = _listeners(int(os.environ["MASTER_PORT"]))
-        self.log("loopback_only", float(bool(listeners) and set(listeners) == {"0100007F"}))
+        found = listeners(int(os.environ["MASTER_PORT"]))
+        self.log("loopback_only", float(found == ["0100007F"]))
 
 
-def test_every_spawn_launch_listens_on_loopback_only():
+@pytest.mark.parametrize("master_port", [False, True], ids=["free-port", "MASTER_PORT"])
+def test_every_spawn_launch_listens_on_loopback_only(monkeypatch, master_port):
+    if master_port:
+        from test_rendezvous import _free_port
+
+        monkeypatch.setenv("MASTER_PORT", str(_free_port()))
     trainer = _trainer()
     module = _ListenerProbe()
-    for run in (trainer.fit, trainer.test, trainer.fit):
+    # With MASTER_PORT, the second launch binds the same port again.
+    for run in (trainer.fit, trainer.test) if master_port else (trainer.fit, trainer.test, trainer.fit):
         run(module, datamodule=ProbeData(batch_size=4))
         assert trainer.callback_metrics["loopback_only"].item() == 1.0, run.__name__

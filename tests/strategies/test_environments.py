@@ -28,7 +28,12 @@ def test_local_is_the_default_and_uses_loopback(clean_env):
     env = detect_environment()
     assert isinstance(env, LocalEnvironment)
     assert env.main_address == "127.0.0.1"
-    assert 0 < env.main_port < 65536 and env.main_port == env.main_port
+    assert env.main_port == 0, "a port is reserved by the launcher, never by reading the environment"
+    env.set_main_port(4321)
+    assert env.main_port == 4321
+    clean_env.setenv("MASTER_PORT", "5555")
+    clean_env.setenv("MASTER_ADDR", "10.1.2.3")
+    assert (env.main_address, env.main_port) == ("127.0.0.1", 5555), "a local run meets on loopback"
     assert not env.creates_processes_externally
     env.teardown()
 

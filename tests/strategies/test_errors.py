@@ -11,7 +11,7 @@ import torch.distributed as dist
 from probe import ProbeData, ProbeModule
 
 from strategies import LocalEnvironment, Trainer, TrainModule
-from strategies._distributed import ProcessGroupError, destroy_dist_connection, init_dist_connection
+from strategies._distributed import RENDEZVOUS, ProcessGroupError
 
 
 def test_unknown_strategy_lists_the_valid_names():
@@ -46,13 +46,13 @@ def test_module_without_training_step_cannot_fit():
 
 def test_incompatible_existing_process_group():
     env = LocalEnvironment()
-    init_dist_connection(env, "gloo", 0, 1, datetime.timedelta(seconds=20))
+    RENDEZVOUS.init_process_group(env, "gloo", 0, 1, datetime.timedelta(seconds=20))
     try:
         trainer = Trainer(strategy="ddp", accelerator="cpu", devices=2, enable_progress_bar=False)
         with pytest.raises(ProcessGroupError, match=r"world size 1.*world size 2.*strategy.close\(\)"):
             trainer.fit(ProbeModule(), datamodule=ProbeData(4))
     finally:
-        destroy_dist_connection()
+        RENDEZVOUS.close()
         env.teardown()
     assert not dist.is_initialized()
 
@@ -89,12 +89,12 @@ def test_missing_training_data():
 
 def test_existing_group_with_another_backend():
     env = LocalEnvironment()
-    init_dist_connection(env, "gloo", 0, 1, datetime.timedelta(seconds=20))
+    RENDEZVOUS.init_process_group(env, "gloo", 0, 1, datetime.timedelta(seconds=20))
     try:
         trainer = Trainer(strategy="ddp", accelerator="cpu", devices=1, enable_progress_bar=False)
         trainer.strategy._process_group_backend = "nccl"
         with pytest.raises(ProcessGroupError, match=r"backend `gloo`.*needs backend `nccl`"):
             trainer.fit(ProbeModule(), datamodule=ProbeData(4))
     finally:
-        destroy_dist_connection()
+        RENDEZVOUS.close()
         env.teardown()

@@ -116,6 +116,16 @@ def test_lifecycle_record_matches_the_documented_contract(ranks):
         assert observed == expected
 
 
+def test_default_module_state_dict_is_the_full_state_dict_on_rank_zero(ranks):
+    """Like Lightning's Trainer: `state_dict_type="full"` by default, and the contract says full."""
+    rank0, rank1 = ranks[0]["default_state_dict"], ranks[1]["default_state_dict"]
+    assert rank0["type"] == "full"
+    assert rank0["entries"] and {t for t, _ in rank0["entries"].values()} == {"Tensor"}
+    # The module's own parameters are DTensors with full logical shapes; the state dict has them whole.
+    assert {k: shape for k, (_, shape) in rank0["entries"].items()} == rank0["full_shapes"]
+    assert rank1["entries"] == {}
+
+
 def test_bf16_mixed_gives_a_bf16_policy_with_fp32_master_weights(ranks):
     bf16 = ranks[0]["bf16"]
     assert bf16["param_dtype"] == "torch.bfloat16" and bf16["reduce_dtype"] == "torch.float32"
@@ -314,4 +324,4 @@ def test_sharded_checkpoint_cannot_load_into_an_unsharded_module(tmp_path):
 def test_registry_name_builds_the_strategy():
     trainer = Trainer(strategy="fsdp", accelerator="cpu", devices=1)
     assert isinstance(trainer.strategy, FSDPStrategy)
-    assert trainer.strategy.state_dict_type == "sharded" and trainer.strategy.meta_init
+    assert trainer.strategy.state_dict_type == "full" and trainer.strategy.meta_init

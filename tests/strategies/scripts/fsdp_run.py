@@ -142,7 +142,7 @@ def main(out: str) -> None:
     sharded = os.path.join(out, "sharded_step3")
     probe = Probe()
     first = Net(seed=None)
-    trainer = Trainer(strategy=FSDPStrategy(timeout=TIMEOUT, auto_wrap_policy={nn.Linear}),
+    trainer = Trainer(strategy=FSDPStrategy(timeout=TIMEOUT, auto_wrap_policy={nn.Linear}, state_dict_type="sharded"),
                       callbacks=[SaveAt(3, sharded), probe], record_hooks=True, **common)
     trainer.fit(first, data())
     uninterrupted = trainer.strategy.full_state_dict()
@@ -164,6 +164,12 @@ def main(out: str) -> None:
                       **{**common, "max_steps": 2})
     trainer.fit(bf16, data())
     policy = trainer.strategy.mixed_precision_policy()
+    # The default state_dict_type ("full"): module_state_dict() is the full, plain state dict on rank 0.
+    result["default_state_dict"] = {
+        "type": trainer.strategy.state_dict_type,
+        "entries": {k: (type(v).__name__, tuple(v.shape)) for k, v in trainer.strategy.module_state_dict().items()},
+        "full_shapes": {k: tuple(v.shape) for k, v in bf16.state_dict().items()},
+    }
     result["bf16"] = {"param_dtype": str(policy.param_dtype), "reduce_dtype": str(policy.reduce_dtype),
                       "losses": bf16.losses,
                       "stored_dtypes": sorted({str(p.dtype) for p in bf16.parameters()})}

@@ -37,17 +37,41 @@ def _dist_probe(trainer: Trainer) -> dict:
     return info
 
 
+def listeners(port: int) -> list[str]:
+    """Local addresses (hex, as /proc/net/tcp and tcp6 show them) listening on ``port``."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            next(f)
+            for line in f:
+                local, state = line.split()[1], line.split()[3]
+                address, hex_port = local.rsplit(":", 1)
+                if state == "0A" and int(hex_port, 16) == port:
+                    found.append(address)
+    return found
+
+
 def _mark_failure() -> None:
     print(f"FAILING AT {time.time():.3f}", file=sys.stderr, flush=True)
 
 
 class ProbeModule(TrainModule):
-    def __init__(self, fail: str = "none", fail_rank: int = 1, sleep: float = 0.0) -> None:
+    def __init__(self, fail: str = "none", fail_rank: int = 1, sleep: float = 0.0, out: str | None = None,
+                 hang_rank: int = -1) -> None:
         super().__init__()
-        self.fail, self.fail_rank, self.sleep = fail, fail_rank, sleep
+        self.fail, self.fail_rank, self.sleep, self.out, self.hang_rank = fail, fail_rank, sleep, out, hang_rank
         self.seen: dict = {}
 
     def setup(self, stage: str) -> None:
+        env = self.trainer.strategy.cluster_environment
+        port = env.main_port if env is not None else 0
+        if self.out is not None and "pid" not in self.seen:
+            # The rendezvous port is known (reserved) from here on.
+            with open(os.path.join(self.out, f"pid{self.trainer.global_rank}"), "w") as f:
+                f.write(f"{os.getpid()} {port}")
+            self.seen["pid"] = os.getpid()
+        if self.trainer.global_rank == 0 and port:
+            self.seen.setdefault("listeners", listeners(port))
         self.seen.setdefault("module_setup", _dist_probe(self.trainer))
         if self.fail == "setup" and self.trainer.global_rank == self.fail_rank:
             _mark_failure()
@@ -68,6 +92,9 @@ class ProbeModule(TrainModule):
             raise ValueError(f"boom in training_step on rank {self.fail_rank}")
         if self.sleep:
             time.sleep(self.sleep)
+        if self.trainer.global_rank == self.hang_rank and batch_idx == 1:
+            print(f"HANGING AT {time.time():.3f}", file=sys.stderr, flush=True)
+            time.sleep(3600)
         x, y = batch
         loss = nn.functional.mse_loss(self.layer(x), y)
         self.log("train_loss", loss)
@@ -120,24 +147,34 @@ def main() -> None:
     parser.add_argument("--sleep", type=float, default=0.0)
     parser.add_argument("--max-steps", type=int, default=1)
     parser.add_argument("--stages", default="fit,validate,test,predict,fit")
+    parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument("--hang-rank", type=int, default=-1)
+    parser.add_argument("--num-nodes", type=int, default=1)
     args = parser.parse_args()
 
     world = args.devices
+    external = "TORCHELASTIC_RUN_ID" in os.environ or "SLURM_NTASKS" in os.environ
     trainer = Trainer(
-        strategy=args.strategy, accelerator="cpu", devices="auto" if "TORCHELASTIC_RUN_ID" in os.environ else world,
+        strategy=args.strategy, accelerator="cpu", devices="auto" if external else world, num_nodes=args.num_nodes,
         max_steps=args.max_steps, limit_val_batches=1, enable_progress_bar=False, record_hooks=True,
         callbacks=[Callback()],
     )
-    trainer.strategy.timeout = __import__("datetime").timedelta(seconds=30)
-    with open(os.path.join(args.out, f"pid{trainer.global_rank}"), "w") as f:
-        env = trainer.strategy.cluster_environment
-        f.write(f"{os.getpid()} {env.main_port if env is not None else 0}")
-    module = ProbeModule(args.fail, args.fail_rank, args.sleep)
+    trainer.strategy.timeout = args.timeout
+    module = ProbeModule(args.fail, args.fail_rank, args.sleep, args.out, args.hang_rank)
     data = ProbeData(batch_size=16 // trainer.world_size // 2)
     report: dict = {"weights": []}
     for stage in args.stages.split(","):
         if stage == "close":
             trainer.strategy.close()
+            continue
+        if stage.startswith("tryfit"):  # tryfit / tryfit-close: a fit whose failure the script catches
+            try:
+                trainer.fit(module, datamodule=data)
+            except Exception as err:
+                print(f"CAUGHT {type(err).__name__} AT {time.time():.3f}", file=sys.stderr, flush=True)
+                if stage == "tryfit-close":
+                    trainer.strategy.close()
+            module.fail = "none"
             continue
         getattr(trainer, stage)(module, datamodule=data)
         if stage == "fit":
@@ -146,6 +183,9 @@ def main() -> None:
     report.update(data.seen)
     report["record"] = [list(call) for call in trainer.hook_record]
     report["pg_initialized_at_end"] = dist.is_initialized()
+    report["world_size"] = trainer.world_size
+    report["node_rank"] = trainer.strategy.node_rank
+    report["local_rank"] = trainer.local_rank
     report["pid"] = os.getpid()
     with open(os.path.join(args.out, f"rank{trainer.global_rank}.json"), "w") as f:
         json.dump(report, f)
