@@ -174,7 +174,7 @@ def _parent_gitignores(folder: str) -> list[IgnoreSpec]:
     if os.path.isfile(info):
         spec = IgnoreSpec.from_file(info, ".git/info/exclude")
         if spec is not None:
-            specs.append(IgnoreSpec(repo, [p.text for p in spec.patterns], ".git/info/exclude"))
+            specs.append(IgnoreSpec(repo, spec.lines, ".git/info/exclude"))
     for parent in chain:
         spec = IgnoreSpec.from_file(os.path.join(parent, ".gitignore"), ".gitignore")
         if spec is not None:
