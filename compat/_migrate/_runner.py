@@ -130,6 +130,8 @@ class _Pool:
                 except BrokenProcessPool:  # a worker died: its chunk and the pending ones fail
                     broken, results = True, None
                 on_chunk(futures[future], results)
+        except KeyboardInterrupt:
+            raise  # the caller stops the workers and waits for them (terminate)
         except BaseException:
             broken = True
             raise
@@ -223,7 +225,8 @@ class Runner:
         self.pending_todos: dict[str, tuple[int, ...]] = {}  # TODO comments already in the files
         self.scanned: set[str] = set()
         self.results: dict[str, _worker.FileResult] = {}
-        self.identity: dict[str, tuple[int, int]] = {}  # (device, inode) before migrating
+        # file -> (the path written, its (device, inode) before migrating): see _after_interrupt
+        self.identity: dict[str, tuple[str, tuple[int, int]]] = {}
 
     def _take_scan(self, total: int) -> Callable[[list[Any], list[Any] | None], None]:
         done = [0]
@@ -301,7 +304,8 @@ class Runner:
         todo.sort(key=lambda f: -sizes[f.path])
         items = [(f.path, f.module, f.display, f.rel) for f in todo]
         for f in todo:
-            self.identity[f.path] = _identity(f.path)
+            written = os.path.join(settings.out_root, *f.rel.split("/")) if settings.out_root else f.path
+            self.identity[f.path] = (written, _identity(written))
         done = [0]
         label = "checking" if settings.mode == _worker.CHECK else "migrating"
 
@@ -316,14 +320,17 @@ class Runner:
         self.pool.run(_worker.migrate_many, [[i] for i in items], (settings,), take)
 
     def _after_interrupt(self) -> None:
-        """What the stopped workers did: a file replaced since the run began was migrated."""
-        for path, before in self.identity.items():
-            for leftover in temp_files_of(path):
+        """What the stopped workers did: a file replaced since the run began was migrated.
+
+        Every write is an ``os.replace`` of a new file, so a new inode means a whole new file.
+        """
+        for path, (written, before) in self.identity.items():
+            for leftover in temp_files_of(written):
                 remove_leftover(leftover)
             known = self.results.get(path)
             if known is not None and known.reason != _WORKER_DIED:  # a worker ended by Ctrl-C
                 continue
-            if self.options.mode == _worker.WRITE and _identity(path) != before:
+            if self.options.mode in (_worker.WRITE, _worker.OUT) and _identity(written) != before:
                 self.results[path] = _worker.FileResult(path, "changed", "migrated before the stop")
             else:
                 self.results[path] = _worker.FileResult(path, "interrupted", "left untouched by the stop")

@@ -284,19 +284,33 @@ def test_kill_9_of_the_cli_ends_its_workers(tmp_path: Path, reap: list[int]) -> 
 
 # -- 4: Ctrl-C stops the workers at once, tells the truth and exits 130 -------------------------------
 
-def test_ctrl_c_stops_the_workers_and_reports_the_truth(tmp_path: Path, reap: list[int]) -> None:
+@pytest.mark.parametrize(
+    ("out", "group"),
+    [(False, True), (True, True), (False, False)],
+    ids=["in_place", "out", "in_place_cli_only"],  # cli_only: `kill -INT <pid>`, the workers not signalled
+)
+def test_ctrl_c_stops_the_workers_and_reports_the_truth(
+    tmp_path: Path, reap: list[int], out: bool, group: bool
+) -> None:
     tree = tmp_path / "tree"
     files = old_tree(tree, 300)
-    proc = popen("-j", "2", str(tree))
-    workers = started_workers(proc, files, reap)
-    at_signal = migrated(files)
-    os.killpg(proc.pid, signal.SIGINT)  # what a terminal does: the whole foreground group
+    written = [tmp_path / "copy" / f.name for f in files] if out else files
+    proc = popen("-j", "2", str(tree), *(["--out", str(tmp_path / "copy")] if out else []))
+    wait_for(lambda: all(f.exists() for f in written), what="the --out copy")
+    workers = started_workers(proc, written, reap)
+    at_signal = migrated(written)
+    if group:
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal does: the whole foreground group
+    else:
+        os.kill(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert alive(workers, wait=5) == []
-    done = migrated(files)
+    done = migrated(written)
     assert done <= at_signal + 4, f"{done - at_signal} files were migrated after Ctrl-C"
-    assert temp_files(tree) == []
+    assert temp_files(written[0].parent) == []
+    if out:
+        assert migrated(files) == 0
     counts = dict(re.findall(r"^  (changed|unchanged|not reached):\s+([\d,]+)", err, re.M))
     assert int(counts["changed"]) == done, err
     assert int(counts["not reached"]) == len(files) - done, err
