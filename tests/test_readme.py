@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "strategies"))
 from _helpers import ROOT, run_script  # noqa: E402
@@ -86,3 +89,23 @@ def test_readme_commands_script(tmp_path):
     readme.write_text("# x\n\n## Install\n\n```bash\npip install x\n```\n")
     proc = subprocess.run(script, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "no `## Set up` section" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("diff_command", "expected"),
+    [
+        ("python -c \"print('+++ b/x.py'); raise SystemExit(1)\" --diff", 0),  # a diff came out: fine
+        ('python -c "raise SystemExit(1)" --diff', 1),  # exit 1 with no diff: the install failed
+    ],
+    ids=["diff_found_changes", "no_diff"],
+)
+def test_ci_accepts_exit_1_of_a_diff_command_only_with_a_diff(tmp_path, diff_command, expected):
+    shutil.copytree(ROOT / ".ci", tmp_path / ".ci")
+    (tmp_path / "README.md").write_text(f"# x\n\n## Set up\n\n```bash\n{diff_command}\n```\n\n```bash\ntrue\n```\n")
+    proc = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], env={**os.environ, "CI_STEPS": "1", "CI_VENV_ARGS": "--without-pip"},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == expected, proc.stdout + proc.stderr
+    if expected:
+        assert "README command failed with exit status 1" in proc.stderr
+    else:
+        assert "+ true" in proc.stdout
