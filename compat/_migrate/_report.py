@@ -123,6 +123,31 @@ def _listing(title: str, lines: list[str], out: list[str]) -> None:
         out.append(f"  ... and {len(lines) - _LIST_LIMIT:,} more (all in --report FILE.json)")
 
 
+def _closing(outcome: Outcome) -> list[str]:
+    """The summary's last lines: what the run amounts to and what to do next."""
+    checking = outcome.mode in (CHECK, DIFF)
+    changed, failed, interrupted = outcome.count("changed"), outcome.count("failed"), outcome.count("interrupted")
+    if outcome.interrupted:
+        verb = "would change" if checking else "were migrated"
+        return [
+            f"Interrupted: {_plural(changed, 'file')} {verb} before the stop, "
+            f"{_plural(interrupted, 'file')} left untouched; every file is either as it was or fully migrated."
+        ]
+    out = []
+    if not changed and not failed and not outcome.pending:
+        out.append("Nothing to migrate: no file uses an old name that the selected rules handle.")
+    elif checking and changed:
+        out.append("Run `python -m compat.migrate PATH...` without --check/--diff to apply the changes.")
+    if outcome.mode == CHECK and outcome.pending:
+        count, files = len(outcome.pending), len({display for display, _ in outcome.pending})
+        out.append(
+            f"{_plural(count, 'TODO(compat.migrate) comment')} in {_plural(files, 'file')} "
+            f"still {'needs' if count == 1 else 'need'} a person: --check fails until each "
+            "is resolved and its comment removed."
+        )
+    return out
+
+
 def summary(outcome: Outcome) -> str:
     """The end-of-run summary: counts, then the failures, TODOs and skips that need a look."""
     checking = outcome.mode in (CHECK, DIFF)
@@ -152,7 +177,7 @@ def summary(outcome: Outcome) -> str:
         out,
     )
     _listing(
-        "pending TODOs (# TODO(compat.migrate) comments in the tree):",
+        "open TODOs (# TODO(compat.migrate) comments in the files):",
         [f"{display}:{line}" for display, line in outcome.pending],
         out,
     )
@@ -161,23 +186,7 @@ def summary(outcome: Outcome) -> str:
     _listing(
         "temporary files left by an interrupted run (a run in place removes them):", outcome.leftovers, out
     )
-    if outcome.interrupted:
-        verb = "would change" if checking else "were migrated"
-        out.append(
-            f"Interrupted: {_plural(changed, 'file')} {verb} before the stop, "
-            f"{_plural(interrupted, 'file')} left untouched; every file is either as it was or fully migrated."
-        )
-    elif not changed and not failed and not outcome.pending:
-        out.append("Nothing to migrate: no file uses an old name that the selected rules handle.")
-    elif checking and changed:
-        out.append("Run `python -m compat.migrate PATH...` without --check/--diff to apply the changes.")
-    if not outcome.interrupted and outcome.mode == CHECK and outcome.pending:
-        files = len({display for display, _ in outcome.pending})
-        out.append(
-            f"{_plural(len(outcome.pending), 'TODO(compat.migrate) comment')} in {_plural(files, 'file')} "
-            f"still {'needs' if len(outcome.pending) == 1 else 'need'} a person: --check fails until each "
-            "is resolved and its comment removed."
-        )
+    out.extend(_closing(outcome))
     return "\n".join(out)
 
 

@@ -33,7 +33,6 @@ import codemods
 from compat._migrate import _worker
 from compat._migrate._files import Discovery, SourceFile, discover, within
 from compat._migrate._ignore import IgnoreSpec
-from compat._migrate._safety import remove_leftover, temp_files_of
 from compat._migrate._report import (
     FileOutcome,
     Outcome,
@@ -42,6 +41,7 @@ from compat._migrate._report import (
     summary,
     write_report,
 )
+from compat._migrate._safety import remove_leftover, temp_files_of
 
 # Below this many files a scan pass runs in the main process: reading and pre-scanning a file
 # costs well under a millisecond, less than handing it to a worker that may not be started yet.
