@@ -119,10 +119,12 @@ def init_worker(parent: int, lifeline_read: int, lifeline_write: int) -> None:
     ends at once (the default action, not a ``KeyboardInterrupt`` that the pool would catch and
     carry on after), and the parent stops the rest (:meth:`compat._migrate._runner._Pool.terminate`)
     and removes any temporary file a worker leaves. A file is replaced atomically, so it is
-    either as it was or fully migrated.
+    either as it was or fully migrated. Where the CLI ignores SIGINT (started with ``&`` by a
+    script, ``nohup``), its workers keep ignoring it too.
     """
     os.close(lifeline_write)  # the parent's copy must be the last one
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         import ctypes
 

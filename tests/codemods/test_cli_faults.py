@@ -40,11 +40,22 @@ def cli(*args: str) -> int:
     return migrate.main([*args, "-q"])
 
 
-def popen(*args: str) -> subprocess.Popen[str]:
+def _as_from_a_terminal() -> None:
+    # A shell running pytest in the background (`&`, nohup) hands down SIGINT ignored; a user
+    # at a terminal has it at its default, which Python turns into KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _in_the_background() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def popen(*args: str, sigint_ignored: bool = False) -> subprocess.Popen[str]:
     """The CLI as a user starts it, in its own process group (a terminal's Ctrl-C reaches all of it)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen([sys.executable, "-m", "compat.migrate", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=_in_the_background if sigint_ignored else _as_from_a_terminal)
 
 
 def old_tree(root: Path, count: int) -> list[Path]:
@@ -315,3 +326,15 @@ def test_ctrl_c_stops_the_workers_and_reports_the_truth(
     assert int(counts["changed"]) == done, err
     assert int(counts["not reached"]) == len(files) - done, err
     assert f"Interrupted: {done:,} file{'s' if done != 1 else ''} were migrated before the stop" in err
+
+
+def test_a_cli_that_ignores_sigint_keeps_its_workers_through_it(tmp_path: Path, reap: list[int]) -> None:
+    """Started with SIGINT ignored (`cmd &` in a script), a group SIGINT stops neither the CLI nor a worker."""
+    tree = tmp_path / "tree"
+    files = old_tree(tree, 150)
+    proc = popen("-j", "2", str(tree), sigint_ignored=True)
+    started_workers(proc, files, reap)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert migrated(files) == len(files)
