@@ -27,9 +27,10 @@ Files are rewritten in place unless --check, --diff or --out is given."""
 
 _EPILOG = """\
 exit codes:
-  0  done, or nothing to do
-  1  --check/--diff: some files would change
-  2  some files could not be processed (the others were), or bad usage
+  0    done, or nothing to do
+  1    --check/--diff: some files would change; --check: or TODO(compat.migrate) comments remain
+  2    some files could not be processed (the others were), or bad usage
+  130  interrupted (Ctrl-C): the workers were stopped, each file is as it was or fully migrated
 
 Settings can also live in the nearest pyproject.toml, under [tool.compat.migrate]:
 select, ignore, exclude (lists) and target (a string); command-line options win,
@@ -41,6 +42,23 @@ def _default_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+DEFAULT_MAX_FILE_SIZE = "512k"
+_SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def _size(value: str) -> int | None:
+    """``--max-file-size``: bytes, or with a ``k``/``m``/``g`` suffix (KiB...); 0 means no limit."""
+    text = value.strip().lower().removesuffix("b").removesuffix("i")
+    unit = text[-1:] if text[-1:] in _SIZE_UNITS else ""
+    try:
+        number = float(text[: len(text) - len(unit)])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{value}` is not a size; give bytes or e.g. 512k, 2m (0: no limit)") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"`{value}`: a size cannot be negative (0: no limit)")
+    return int(number * _SIZE_UNITS[unit]) or None
 
 
 def _jobs(value: str) -> int:
@@ -63,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     mode = parser.add_argument_group("what to do (default: rewrite the files in place)")
     mode.add_argument(
         "--check", action="store_true",
-        help="write nothing; list the files that would change and exit 1 if any would (for CI)",
+        help="write nothing; list the files that would change and the TODO(compat.migrate) comments "
+        "left in the tree, and exit 1 if there is either (for CI)",
     )
     mode.add_argument(
         "--diff", action="store_true",
@@ -95,7 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     files.add_argument(
         "-j", "--jobs", type=_jobs, default=None, metavar="N",
-        help="worker processes (default: the number of CPUs)",
+        help="worker processes (default: the number of CPUs; never more than the files to parse)",
+    )
+    files.add_argument(
+        "--max-file-size", type=_size, default=_size(DEFAULT_MAX_FILE_SIZE), metavar="SIZE",
+        help=f"skip larger files, reported as 'too large' (bytes, or k/m suffixes; default: "
+        f"{DEFAULT_MAX_FILE_SIZE}; 0: no limit)",
     )
     output = parser.add_argument_group("output")
     output.add_argument(
@@ -176,6 +200,7 @@ def _options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
         report=args.report,
         out=args.out,
         quiet=args.quiet,
+        max_size=args.max_file_size,
     )
 
 
@@ -200,9 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _runner.run(options)
     except _runner.UsageError as err:
         parser.exit(2, f"{PROG}: error: {err}\n")
-    except KeyboardInterrupt:
-        print(f"\n{PROG}: interrupted; files already written are complete, the rest untouched",
-              file=sys.stderr)
+    except KeyboardInterrupt:  # before the migration started or after it ended (it reports its own)
+        print(f"\n{PROG}: interrupted outside the migration; no file was being migrated", file=sys.stderr)
         return 130
 
 

@@ -8,17 +8,8 @@ sub-project is never configured by its parent's file).
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import dataclass
-from types import ModuleType
-
-_toml: ModuleType | None
-try:
-    import tomllib as _toml
-except ModuleNotFoundError:  # Python 3.10: tomli is the same parser, when installed
-    try:
-        import tomli as _toml
-    except ModuleNotFoundError:
-        _toml = None
 
 _KEYS = ("select", "ignore", "exclude", "target")
 
@@ -85,13 +76,9 @@ def load_config(start: str) -> Config:
             raw = fh.read()
     except OSError as err:
         raise ConfigError(f"{path}: cannot read it: {err}") from err
-    if _toml is None:
-        if b"[tool.compat.migrate]" in raw:
-            raise ConfigError(f"{path}: reading [tool.compat.migrate] needs Python 3.11+ or `pip install tomli`")
-        return Config(path=path)
     try:
-        data = _toml.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, _toml.TOMLDecodeError) as err:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise ConfigError(f"{path}: cannot read it as TOML: {err}") from err
     table = data.get("tool", {}).get("compat", {}).get("migrate")
     if table is None:

@@ -5,15 +5,21 @@ VCS and cache folders (silently), virtualenvs and site-packages (reported), what
 ``--exclude``, the config's ``exclude`` or a ``.gitignore`` (of the folder or of a parent up to
 the repository root) ignores, and symlinks whose target is outside the folder given. Symlinks
 inside the tree are not followed either: their targets are reached through their real path.
+Only regular files are read: a FIFO, socket or device named ``x.py``, a symlink loop, a broken
+symlink and a file above the size limit are skipped and reported, also when named on the
+command line. Temporary files left by an interrupted run are collected for cleaning up.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
+import stat
 from dataclasses import dataclass, field
 
 from compat._migrate._ignore import IgnoreSpec, ignored_by
+from compat._migrate._safety import is_temp_file, temp_files_of
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -66,6 +72,37 @@ class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     others: list[tuple[str, str]] = field(default_factory=list)
+    leftovers: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _human(size: int) -> str:
+    for unit, factor in (("MB", 1_000_000), ("kB", 1_000)):
+        if size >= factor:
+            return f"{size / factor:.1f} {unit}"
+    return f"{size} bytes"
+
+
+def not_regular(path: str, follow: bool = False) -> str | None:
+    """Why ``path`` cannot be read as a source file (a FIFO, a symlink loop, ...), or ``None``."""
+    try:
+        st = os.stat(path, follow_symlinks=follow)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "symlink loop"
+        if err.errno == errno.ENOENT and os.path.islink(path):
+            return f"broken symlink (-> {os.readlink(path)})"
+        return f"cannot look at it: {err.strerror or err}"
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode):
+        return None
+    kind = "FIFO" if stat.S_ISFIFO(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode) else "device"
+    return f"not a regular file (a {kind}); only regular files are read"
+
+
+def too_large(size: int, limit: int | None) -> str | None:
+    """The skip reason for a file of ``size`` bytes over ``limit`` (``None``: no limit)."""
+    if limit is None or size <= limit:
+        return None
+    return f"too large ({_human(size)} > --max-file-size {_human(limit)}); raise the limit to migrate it"
 
 
 def within(path: str, folder: str) -> bool:
@@ -137,7 +174,7 @@ def _parent_gitignores(folder: str) -> list[IgnoreSpec]:
     if os.path.isfile(info):
         spec = IgnoreSpec.from_file(info, ".git/info/exclude")
         if spec is not None:
-            specs.append(IgnoreSpec(repo, [p.text for p in spec.patterns], ".git/info/exclude"))
+            specs.append(IgnoreSpec(repo, spec.lines, ".git/info/exclude"))
     for parent in chain:
         spec = IgnoreSpec.from_file(os.path.join(parent, ".gitignore"), ".gitignore")
         if spec is not None:
@@ -146,15 +183,22 @@ def _parent_gitignores(folder: str) -> list[IgnoreSpec]:
 
 
 class _Walker:
-    def __init__(self, found: Discovery, seen: set[str], excludes: list[IgnoreSpec]) -> None:
+    def __init__(
+        self, found: Discovery, seen: set[str], excludes: list[IgnoreSpec], max_size: int | None
+    ) -> None:
         self.found = found
         self.seen = seen
         self.excludes = excludes
+        self.max_size = max_size
 
-    def add_file(self, real: str, display: str, root: str, rel: str) -> None:
+    def add_file(self, real: str, display: str, root: str, rel: str, size: int) -> None:
         if real in self.seen:
             return
         self.seen.add(real)
+        reason = too_large(size, self.max_size)
+        if reason is not None:
+            self.found.skipped.append(Skipped(display, reason))
+            return
         self.found.files.append(SourceFile(real, display, module_name(real, root), rel))
 
     def walk(self, root: str, display_root: str) -> None:
@@ -189,12 +233,19 @@ class _Walker:
         is_python = name.endswith(PYTHON_SUFFIXES)
         if is_dir and name in _SILENT_DIRS:
             return None
+        if not is_dir and is_temp_file(name):
+            self.found.leftovers.append((entry.path, entry_display))
+            return None
         reason = ignored_by(self.excludes, entry.path, is_dir) or ignored_by(specs, entry.path, is_dir)
         if reason is not None:
             if is_dir or is_python:
                 self.found.skipped.append(Skipped(entry_display + ("/" if is_dir else ""), reason))
             return None
         if link:
+            broken = not_regular(entry.path, follow=True)
+            if broken is not None and "symlink" in broken:
+                self.found.skipped.append(Skipped(entry_display, broken))
+                return None
             target = os.path.realpath(entry.path)
             if not within(target, root):
                 self.found.skipped.append(
@@ -210,19 +261,26 @@ class _Walker:
                 return None
             return (entry.path, entry_display, entry_rel, specs)
         if is_python:
-            self.add_file(entry.path, entry_display, root, entry_rel)
-        else:
+            odd = None if entry.is_file(follow_symlinks=False) else not_regular(entry.path)
+            if odd is not None:
+                self.found.skipped.append(Skipped(entry_display, odd))
+                return None
+            self.add_file(entry.path, entry_display, root, entry_rel, entry.stat(follow_symlinks=False).st_size)
+        elif entry.is_file(follow_symlinks=False):  # a FIFO is not copied by --out either
             self.found.others.append((entry.path, entry_rel))
         return None
 
 
-def discover(paths: list[str], exclude: list[str], config_excludes: IgnoreSpec | None) -> Discovery:
+def discover(
+    paths: list[str], exclude: list[str], config_excludes: IgnoreSpec | None, max_size: int | None = None
+) -> Discovery:
     """Find the Python files under ``paths``.
 
     Args:
         paths: files and folders as given on the command line.
         exclude: ``--exclude`` patterns (gitignore syntax), relative to each folder given.
         config_excludes: the config's ``exclude`` patterns, relative to the pyproject's folder.
+        max_size: skip files larger than this many bytes (``None``: no limit).
 
     Raises:
         FileNotFoundError: a path does not exist.
@@ -238,12 +296,20 @@ def discover(paths: list[str], exclude: list[str], config_excludes: IgnoreSpec |
             excludes = [s for s in (config_excludes,) if s is not None]
             if exclude:
                 excludes.append(IgnoreSpec(root, list(exclude), "--exclude"))
-            _Walker(found, seen, excludes).walk(root, os.path.normpath(given))
+            _Walker(found, seen, excludes, max_size).walk(root, os.path.normpath(given))
+            continue
+        odd = not_regular(absolute, follow=True)
+        if odd is not None:
+            found.skipped.append(Skipped(given, odd))
             continue
         parent = os.path.realpath(os.path.dirname(absolute))
         real = os.path.realpath(absolute)
         if not within(real, parent):
             found.skipped.append(Skipped(given, f"symlink leaves the tree (-> {real})"))
             continue
-        _Walker(found, seen, []).add_file(real, os.path.normpath(given), parent, os.path.basename(given))
+        for leftover in temp_files_of(real):
+            found.leftovers.append((leftover, os.path.join(os.path.dirname(given), os.path.basename(leftover))))
+        _Walker(found, seen, [], max_size).add_file(
+            real, os.path.normpath(given), parent, os.path.basename(given), os.path.getsize(real)
+        )
     return found

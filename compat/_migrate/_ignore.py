@@ -1,100 +1,24 @@
 """Gitignore-style patterns: ``.gitignore`` files, ``--exclude`` and the config's ``exclude``.
 
-A small matcher of our own (``pathspec`` is not a dependency) covering what ``.gitignore``
-files use in practice: ``#`` comments, ``!`` negation, a trailing ``/`` for folders only, a
-``/`` elsewhere anchoring the pattern to the file's folder, ``*``, ``?``, ``[...]`` and ``**``
-(leading, trailing and in the middle), backslash escapes. The last matching pattern wins.
+Matching is ``pathspec``'s ``GitIgnoreSpec`` (what black and mypy use), which follows git's
+rules, including its edge cases; this module only ties a spec to the folder its patterns are
+relative to and names the pattern that decided, for the "skipped" lines of the report.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+import pathspec
+
 
 @dataclass(frozen=True)
-class _Pattern:
-    regex: re.Pattern[str]
+class Verdict:
+    """The pattern that decided a path: ``negate`` for a ``!`` pattern (the path is kept)."""
+
     negate: bool
-    dir_only: bool
     text: str
-
-
-def _translate_glob(glob: str) -> str:
-    """The regex (no anchors) for one gitignore glob, ``**`` already split off by the caller."""
-    out: list[str] = []
-    i, n = 0, len(glob)
-    while i < n:
-        c = glob[i]
-        if c == "\\" and i + 1 < n:
-            out.append(re.escape(glob[i + 1]))
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = i + 1
-            if j < n and glob[j] in "!^":
-                j += 1
-            if j < n and glob[j] == "]":
-                j += 1
-            while j < n and glob[j] != "]":
-                j += 1
-            if j >= n:
-                out.append(re.escape(c))
-            else:
-                body = glob[i + 1 : j]
-                negated = body[:1] in ("!", "^")
-                body = body[1:] if negated else body
-                body = body.replace("\\", "\\\\")
-                out.append(f"[{'^' if negated else ''}{body}]")
-                i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def _translate(pattern: str) -> str:
-    """The full-match regex of a pattern already stripped of ``!``, trailing ``/`` and anchoring."""
-    parts = pattern.split("/")
-    pieces: list[str] = []
-    for index, part in enumerate(parts):
-        last = index == len(parts) - 1
-        if part == "**":
-            # ``a/**/b`` matches ``a/b``; a trailing ``/**`` matches everything inside.
-            pieces.append(".*" if last else "(?:.*/)?")
-        else:
-            pieces.append(_translate_glob(part) + ("" if last else "/"))
-    return "".join(pieces)
-
-
-def parse_line(line: str) -> _Pattern | None:
-    """One gitignore line as a pattern, or ``None`` for a blank line or a comment."""
-    line = line.rstrip("\r\n")
-    while line.endswith(" ") and not line.endswith("\\ "):
-        line = line[:-1]
-    if not line or line.startswith("#"):
-        return None
-    text = line
-    negate = line.startswith("!")
-    if negate:
-        line = line[1:]
-    elif line.startswith(("\\!", "\\#")):
-        line = line[1:]
-    dir_only = line.endswith("/")
-    line = line.rstrip("/")
-    if not line:
-        return None
-    anchored = "/" in line
-    line = line.lstrip("/")
-    body = _translate(line)
-    if not anchored and not line.startswith("**"):
-        body = "(?:.*/)?" + body
-    return _Pattern(re.compile(body, re.DOTALL), negate, dir_only, text)
 
 
 class IgnoreSpec:
@@ -109,7 +33,8 @@ class IgnoreSpec:
     def __init__(self, base: str, lines: list[str], source: str) -> None:
         self.base = base.rstrip("/") or "/"
         self.source = source
-        self.patterns = [p for p in map(parse_line, lines) if p is not None]
+        self.lines = list(lines)
+        self._spec = pathspec.GitIgnoreSpec.from_lines(self.lines)
 
     @classmethod
     def from_file(cls, path: str, source: str) -> IgnoreSpec | None:
@@ -119,20 +44,19 @@ class IgnoreSpec:
                 lines = fh.read().splitlines()
         except OSError:
             return None
-        base = str(PurePosixPath(path).parent)
-        return cls(base, lines, source)
+        return cls(str(PurePosixPath(path).parent), lines, source)
 
-    def match(self, path: str, is_dir: bool) -> _Pattern | None:
-        """The last pattern deciding ``path`` (absolute), if any; check ``negate`` for the verdict."""
-        if path == self.base or not path.startswith(self.base.rstrip("/") + "/"):
+    def match(self, path: str, is_dir: bool) -> Verdict | None:
+        """The last pattern deciding ``path`` (absolute), if any."""
+        prefix = self.base.rstrip("/") + "/"
+        if not path.startswith(prefix):
             return None
-        rel = path[len(self.base.rstrip("/")) + 1 :]
-        for pattern in reversed(self.patterns):
-            if pattern.dir_only and not is_dir:
-                continue
-            if pattern.regex.fullmatch(rel):
-                return pattern
-        return None
+        rel = path[len(prefix) :] + ("/" if is_dir else "")
+        result = self._spec.check_file(rel)
+        if result.include is None or result.index is None:
+            return None
+        pattern = self._spec.patterns[result.index]
+        return Verdict(not result.include, str(getattr(pattern, "pattern", pattern)))
 
 
 def ignored_by(specs: list[IgnoreSpec], path: str, is_dir: bool) -> str | None:
@@ -141,7 +65,7 @@ def ignored_by(specs: list[IgnoreSpec], path: str, is_dir: bool) -> str | None:
     Specs are ordered shallow to deep: a deeper ``.gitignore`` overrides a shallower one.
     """
     for spec in reversed(specs):
-        pattern = spec.match(path, is_dir)
-        if pattern is not None:
-            return None if pattern.negate else f"{spec.source}: {pattern.text}"
+        verdict = spec.match(path, is_dir)
+        if verdict is not None:
+            return None if verdict.negate else f"{spec.source}: {verdict.text}"
     return None

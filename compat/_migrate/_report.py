@@ -71,6 +71,10 @@ class Outcome:
     files: list[FileOutcome] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     seconds: float = 0.0
+    interrupted: bool = False
+    pending: list[tuple[str, int]] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         """How many files ended with ``status``."""
@@ -81,10 +85,15 @@ class Outcome:
         return [(f.display, c) for f in self.files for c in f.changes if c.todo]
 
     def exit_code(self) -> int:
-        """2 if a file failed, 1 if ``--check``/``--diff`` found changes, else 0."""
+        """130 after Ctrl-C; 2 if a file failed; 1 if ``--check``/``--diff`` found changes, or
+        ``--check`` found ``# TODO(compat.migrate)`` comments in the tree; else 0."""
+        if self.interrupted:
+            return 130
         if self.count("failed"):
             return 2
         if self.mode in (CHECK, DIFF) and self.count("changed"):
+            return 1
+        if self.mode == CHECK and self.pending:
             return 1
         return 0
 
@@ -114,12 +123,38 @@ def _listing(title: str, lines: list[str], out: list[str]) -> None:
         out.append(f"  ... and {len(lines) - _LIST_LIMIT:,} more (all in --report FILE.json)")
 
 
+def _closing(outcome: Outcome) -> list[str]:
+    """The summary's last lines: what the run amounts to and what to do next."""
+    checking = outcome.mode in (CHECK, DIFF)
+    changed, failed, interrupted = outcome.count("changed"), outcome.count("failed"), outcome.count("interrupted")
+    if outcome.interrupted:
+        verb = "would change" if checking else "were migrated"
+        return [
+            f"Interrupted: {_plural(changed, 'file')} {verb} before the stop, "
+            f"{_plural(interrupted, 'file')} left untouched; every file is either as it was or fully migrated."
+        ]
+    out = []
+    if not changed and not failed and not outcome.pending:
+        out.append("Nothing to migrate: no file uses an old name that the selected rules handle.")
+    elif checking and changed:
+        out.append("Run `python -m compat.migrate PATH...` without --check/--diff to apply the changes.")
+    if outcome.mode == CHECK and outcome.pending:
+        count, files = len(outcome.pending), len({display for display, _ in outcome.pending})
+        out.append(
+            f"{_plural(count, 'TODO(compat.migrate) comment')} in {_plural(files, 'file')} "
+            f"still {'needs' if count == 1 else 'need'} a person: --check fails until each "
+            "is resolved and its comment removed."
+        )
+    return out
+
+
 def summary(outcome: Outcome) -> str:
     """The end-of-run summary: counts, then the failures, TODOs and skips that need a look."""
     checking = outcome.mode in (CHECK, DIFF)
     changed = outcome.count("changed")
     todos = outcome.todos()
     failed = outcome.count("failed")
+    interrupted = outcome.count("interrupted")
     rows = [
         ("would change" if checking else "changed", f"{changed:,}"),
         ("unchanged", f"{outcome.count('unchanged'):,}"),
@@ -127,6 +162,10 @@ def summary(outcome: Outcome) -> str:
         ("failed", f"{failed:,}" + ("  (listed above, left exactly as they were)" if failed else "")),
         ("TODOs", f"{len(todos):,}"),
     ]
+    if outcome.pending:
+        rows.append(("open TODOs", f"{len(outcome.pending):,}  (comments already in the files, need a person)"))
+    if outcome.interrupted:
+        rows.append(("not reached", f"{interrupted:,}  (stopped by Ctrl-C; left untouched)"))
     out = [
         f"compat.migrate: {_plural(len(outcome.files), 'file')} scanned in {outcome.seconds:.1f} s"
         f" (target: {outcome.target})",
@@ -137,11 +176,17 @@ def summary(outcome: Outcome) -> str:
         [f"{display}:{c.line}: {c.rule} {c.message}" for display, c in todos],
         out,
     )
+    _listing(
+        "open TODOs (# TODO(compat.migrate) comments in the files):",
+        [f"{display}:{line}" for display, line in outcome.pending],
+        out,
+    )
     _listing("skipped:", [f"{s.display}: {s.reason}" for s in outcome.skipped], out)
-    if not changed and not outcome.count("failed"):
-        out.append("Nothing to migrate: no file uses an old name that the selected rules handle.")
-    elif checking and changed:
-        out.append("Run `python -m compat.migrate PATH...` without --check/--diff to apply the changes.")
+    _listing("removed temporary files left by an interrupted run:", outcome.removed, out)
+    _listing(
+        "temporary files left by an interrupted run (a run in place removes them):", outcome.leftovers, out
+    )
+    out.extend(_closing(outcome))
     return "\n".join(out)
 
 
@@ -171,12 +216,16 @@ def to_json(outcome: Outcome) -> dict[str, object]:
             "skipped": len(outcome.skipped),
             "failed": outcome.count("failed"),
             "todos": len(outcome.todos()),
+            "pending_todos": len(outcome.pending),
+            "interrupted": outcome.interrupted,
             "seconds": round(outcome.seconds, 3),
         },
         "changes": [c for c in changes if not c["todo"]],
         "todos": [c for c in changes if c["todo"]],
         "failed": [{"file": f.display, "reason": f.reason} for f in outcome.files if f.status == "failed"],
         "skipped": [{"path": s.display, "reason": s.reason} for s in outcome.skipped],
+        "pending_todos": [{"file": d, "line": line, "location": f"{d}:{line}"} for d, line in outcome.pending],
+        "leftover_temp_files": {"removed": outcome.removed, "kept": outcome.leftovers},
         "files": {f.display: f.status for f in outcome.files},
     }
 

@@ -7,7 +7,10 @@
    user class found so far are scanned for classes too, until nothing new turns up.
 4. The files that need work are migrated with those user classes (checked, diffed or written).
 
-Steps 2 and 4 run in a process pool (``--jobs``) that imports only libcst and ``codemods``.
+Steps 2 and 4 run in a process pool (``--jobs``, capped by the number of batches of files to
+parse) that imports only libcst and ``codemods``. The workers die with the CLI (see
+:func:`compat._migrate._worker.init_worker`); on Ctrl-C they are stopped at once, the summary
+says which files were migrated before the stop, and the exit code is 130.
 """
 
 from __future__ import annotations
@@ -38,10 +41,13 @@ from compat._migrate._report import (
     summary,
     write_report,
 )
+from compat._migrate._safety import remove_leftover, temp_files_of
 
 # Below this many files a scan pass runs in the main process: reading and pre-scanning a file
 # costs well under a millisecond, less than handing it to a worker that may not be started yet.
 _PARALLEL_SCAN = 512
+_WORKER_DIED = "the worker process died while handling this file"
+_WORKER_DIED_SCAN = "the worker process died while handling this file or its batch"
 
 
 class UsageError(ValueError):
@@ -64,24 +70,36 @@ class Options:
     report: str | None
     out: str | None
     quiet: bool
+    max_size: int | None = None
 
 
 class _Pool:
-    """Runs chunks of work serially (one job) or in a fork/spawn process pool."""
+    """Runs chunks of work serially (one job) or in a fork/spawn process pool.
+
+    The pool has at most ``jobs`` workers and never more than the batches of its first parallel
+    call (``--jobs 1000`` on two files starts two). Each worker gets the read end of a pipe
+    whose only write end this process holds: a worker sees it close when the CLI dies.
+    """
 
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
         self._executor: ProcessPoolExecutor | None = None
         self._frozen = False
+        self._lifeline: tuple[int, int] | None = None
 
-    def _get(self) -> ProcessPoolExecutor:
+    def _get(self, batches: int) -> ProcessPoolExecutor:
         if self._executor is None:
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else None)
             if "fork" in methods:
                 gc.freeze()  # forked workers then share the parent's pages instead of copying them
                 self._frozen = True
-            self._executor = ProcessPoolExecutor(max_workers=self.jobs, mp_context=context)
+            if self._lifeline is None:
+                self._lifeline = os.pipe()
+            self._executor = ProcessPoolExecutor(
+                max_workers=max(1, min(self.jobs, batches)), mp_context=context,
+                initializer=_worker.init_worker, initargs=(os.getpid(), *self._lifeline),
+            )
         return self._executor
 
     def run(
@@ -100,7 +118,7 @@ class _Pool:
             for chunk in chunks:
                 on_chunk(chunk, fn(chunk, *extra))
             return
-        executor = self._get()
+        executor = self._get(len(chunks))
         futures: dict[Future[list[Any]], list[Any]] = {
             executor.submit(fn, chunk, *extra): chunk for chunk in chunks
         }
@@ -112,6 +130,8 @@ class _Pool:
                 except BrokenProcessPool:  # a worker died: its chunk and the pending ones fail
                     broken, results = True, None
                 on_chunk(futures[future], results)
+        except KeyboardInterrupt:
+            raise  # the caller stops the workers and waits for them (terminate)
         except BaseException:
             broken = True
             raise
@@ -120,11 +140,33 @@ class _Pool:
                 executor.shutdown(wait=False, cancel_futures=True)
                 self._executor = None
 
+    def terminate(self) -> None:
+        """Stop the workers now (Ctrl-C): SIGTERM each one and wait for it to be gone.
+
+        A worker stopped between writing a temporary file and renaming it leaves the
+        temporary file; :meth:`Runner.run` removes it. The original file is whole either way.
+        """
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        # ProcessPoolExecutor has no public way to stop running calls before Python 3.14
+        # (terminate_workers); its process table is the only handle on the workers.
+        processes = list(getattr(executor, "_processes", {}).values())
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(5)
+        executor.shutdown(wait=True, cancel_futures=True)
+
     def close(self) -> None:
         """Stop the workers."""
         if self._executor is not None:
             self._executor.shutdown()
             self._executor = None
+        if self._lifeline is not None:
+            for fd in self._lifeline:
+                os.close(fd)
+            self._lifeline = None
         if self._frozen:
             gc.unfreeze()
             self._frozen = False
@@ -180,6 +222,11 @@ class Runner:
         self.failed: dict[str, str] = {}
         self.needs_work: set[str] = set()
         self.subclassing: set[str] = set()  # flagged files with a `class X(...)` statement
+        self.pending_todos: dict[str, tuple[int, ...]] = {}  # TODO comments already in the files
+        self.scanned: set[str] = set()
+        self.results: dict[str, _worker.FileResult] = {}
+        # file -> (the path written, its (device, inode) before migrating): see _after_interrupt
+        self.identity: dict[str, tuple[str, tuple[int, int]]] = {}
 
     def _take_scan(self, total: int) -> Callable[[list[Any], list[Any] | None], None]:
         done = [0]
@@ -189,9 +236,12 @@ class Runner:
             self.progress.update("scanning", done[0], total)
             if results is None:
                 for path, _ in chunk:
-                    self.failed[path] = "the worker process died while handling this file or its batch"
+                    self.failed[path] = _WORKER_DIED_SCAN
                 return
             for r in results:
+                self.scanned.add(r.path)
+                if r.todos:
+                    self.pending_todos[r.path] = r.todos
                 if r.reason:
                     self.failed[r.path] = r.reason
                 elif r.needs_work:
@@ -244,13 +294,18 @@ class Runner:
         self.needs_work.update(mentioned)
         return user_classes
 
-    def migrate(self, files: list[SourceFile], settings: _worker.Settings) -> dict[str, _worker.FileResult]:
-        """Pass 2 over the files that need work, biggest first (better balance over workers)."""
+    def migrate(self, files: list[SourceFile], settings: _worker.Settings) -> None:
+        """Pass 2 over the files that need work, biggest first (better balance over workers).
+
+        Results land in ``self.results`` as they come, so an interrupted run knows what it did.
+        """
         todo = [f for f in files if f.path in self.needs_work and f.path not in self.failed]
         sizes = {f.path: _size(f.path) for f in todo}
         todo.sort(key=lambda f: -sizes[f.path])
         items = [(f.path, f.module, f.display, f.rel) for f in todo]
-        results: dict[str, _worker.FileResult] = {}
+        for f in todo:
+            written = os.path.join(settings.out_root, *f.rel.split("/")) if settings.out_root else f.path
+            self.identity[f.path] = (written, _identity(written))
         done = [0]
         label = "checking" if settings.mode == _worker.CHECK else "migrating"
 
@@ -258,12 +313,40 @@ class Runner:
             done[0] += len(chunk)
             self.progress.update(label, done[0], len(items))
             for index, item in enumerate(chunk):
-                results[item[0]] = got[index] if got is not None else _worker.FileResult(
-                    item[0], "failed", "the worker process died while handling this file"
+                self.results[item[0]] = got[index] if got is not None else _worker.FileResult(
+                    item[0], "failed", _WORKER_DIED
                 )
 
         self.pool.run(_worker.migrate_many, [[i] for i in items], (settings,), take)
-        return results
+
+    def _after_interrupt(self) -> None:
+        """What the stopped workers did: a file replaced since the run began was migrated.
+
+        Every write is an ``os.replace`` of a new file, so a new inode means a whole new file.
+        """
+        for path, (written, before) in self.identity.items():
+            for leftover in temp_files_of(written):
+                remove_leftover(leftover)
+            known = self.results.get(path)
+            if known is not None and known.reason != _WORKER_DIED:  # a worker ended by Ctrl-C
+                continue
+            if self.options.mode in (_worker.WRITE, _worker.OUT) and _identity(written) != before:
+                self.results[path] = _worker.FileResult(path, "changed", "migrated before the stop")
+            else:
+                self.results[path] = _worker.FileResult(path, "interrupted", "left untouched by the stop")
+
+    def _leftovers(self, found: Discovery) -> tuple[list[str], list[str]]:
+        """Temporary files left by an interrupted run: ``(removed, kept)`` display paths.
+
+        Removed in place runs once their writer is gone; listed only by the other modes.
+        """
+        removed, kept = [], []
+        for path, display in found.leftovers:
+            if self.options.mode == _worker.WRITE and remove_leftover(path):
+                removed.append(display)
+            else:
+                kept.append(display)
+        return removed, kept
 
     def run(self) -> int:
         """Do the whole run; returns the exit code."""
@@ -272,28 +355,40 @@ class Runner:
         missing = [p for p in options.paths if not os.path.lexists(p)]
         if missing:
             raise UsageError(f"path `{missing[0]}` does not exist")
-        found = discover(list(options.paths), list(options.exclude), options.config_excludes)
+        if options.report:
+            _check_writable(options.report)
+        found = discover(list(options.paths), list(options.exclude), options.config_excludes, options.max_size)
         out_root = _prepare_out(options.out, options.paths, found) if options.out else None
+        outcome = Outcome(options.mode, options.target, options.rules)
+        outcome.removed, outcome.leftovers = self._leftovers(found)
         try:
             user_classes = self.scan(found.files)
             settings = _worker.Settings(
                 options.mode, options.target, options.select, options.ignore, user_classes, out_root
             )
-            results = self.migrate(found.files, settings)
+            self.migrate(found.files, settings)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+            self.pool.terminate()
+            self._after_interrupt()
+            self.failed = {k: v for k, v in self.failed.items() if v != _WORKER_DIED_SCAN}
         finally:
             self.pool.close()
             self.progress.clear()
-        outcome = Outcome(options.mode, options.target, options.rules)
         outcome.skipped = found.skipped
         diffs = []
         for f in sorted(found.files, key=lambda f: f.display):
+            todos = self.pending_todos.get(f.path, ())
+            outcome.pending.extend((f.display, line) for line in todos)
             if f.path in self.failed:
                 outcome.files.append(FileOutcome(f.display, "failed", self.failed[f.path]))
-            elif f.path in results:
-                r = results[f.path]
+            elif f.path in self.results:
+                r = self.results[f.path]
                 outcome.files.append(FileOutcome(f.display, r.status, r.reason, r.changes))
                 if r.diff:
                     diffs.append(r.diff)
+            elif outcome.interrupted and (f.path in self.needs_work or f.path not in self.scanned):
+                outcome.files.append(FileOutcome(f.display, "interrupted", "left untouched by the stop"))
             else:
                 outcome.files.append(FileOutcome(f.display, "unchanged"))
         outcome.seconds = time.perf_counter() - started
@@ -344,6 +439,28 @@ def _names_pattern(names: set[str]) -> re.Pattern[str]:
             node = node.setdefault(ch, {})
         node[""] = {}
     return re.compile(build(trie) + r"\b")
+
+
+def _check_writable(path: str) -> None:
+    """Refuse a ``--report`` path that cannot be written, before anything else is written."""
+    if os.path.isdir(path):
+        raise UsageError(f"--report `{path}` is a folder; give a file name (nothing was written)")
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as err:
+        raise UsageError(f"cannot write the report `{path}`: {err.strerror or err} (nothing was written)") from err
+    if not existed:
+        os.unlink(path)
+
+
+def _identity(path: str) -> tuple[int, int]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (st.st_dev, st.st_ino)
 
 
 def _size(path: str) -> int:

@@ -5,12 +5,18 @@ with the same encoding, BOM and newline style. Before a write the new text must 
 stable under a second run of the rules, and keep every comment (``# TODO(compat.migrate)``
 comments may be added). Writes go to a temporary file in the same folder, get the old file's
 mode, and replace the old file only if it is still what was read.
+
+A temporary file is named ``.<file>.<pid>.<random>.compat-migrate.tmp``: a process killed between
+creating and renaming it (``kill -9``) leaves it behind, and the next run removes it once the
+process ``<pid>`` is gone (:func:`remove_leftover`).
 """
 
 from __future__ import annotations
 
 import ast
 import codecs
+import errno
+import glob
 import io
 import os
 import re
@@ -22,6 +28,50 @@ from collections import Counter
 from dataclasses import dataclass
 
 TODO_PREFIX = "# TODO(compat.migrate)"
+TEMP_SUFFIX = ".compat-migrate.tmp"
+_TEMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+" + re.escape(TEMP_SUFFIX) + "$")
+
+
+def is_temp_file(name: str) -> bool:
+    """Whether ``name`` (a base name) is one of our temporary files."""
+    return name.endswith(TEMP_SUFFIX) and _TEMP_NAME.match(name) is not None
+
+
+def temp_files_of(path: str) -> list[str]:
+    """Our temporary files next to ``path`` (written for it by an earlier run)."""
+    folder, name = os.path.split(path)
+    pattern = os.path.join(glob.escape(folder), f".{glob.escape(name)}.*{TEMP_SUFFIX}")
+    return sorted(f for f in glob.glob(pattern) if is_temp_file(os.path.basename(f)))
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def remove_leftover(path: str) -> bool:
+    """Remove a temporary file whose writer is gone; ``False`` if it is still alive (kept).
+
+    The writer's pid is in the name; a live one may be another run writing right now.
+    """
+    match = _TEMP_NAME.match(os.path.basename(path))
+    if match is None or _alive(int(match.group(1))):
+        return False
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    return True
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
 _LONE_LF = re.compile(r"(?<!\r)\n")
 
@@ -178,11 +228,22 @@ def read_snapshot(path: str) -> Snapshot:
         Unprocessable: it cannot be read.
     """
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files are read.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise Unprocessable("symlink loop") from err
+        raise Unprocessable(f"cannot read it: {err.strerror or err}") from err
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Unprocessable("not a regular file; only regular files are read")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read()
     except OSError as err:
         raise Unprocessable(f"cannot read it: {err.strerror or err}") from err
+    finally:
+        os.close(fd)
     return Snapshot(data, st.st_mtime_ns, st.st_size, stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid)
 
 
@@ -219,7 +280,7 @@ def write_atomic(path: str, data: bytes, snap: Snapshot, *, guard: bool = True) 
     if guard and not _unchanged_on_disk(path, snap):
         raise Unprocessable(changed)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".compat-migrate.tmp", dir=folder or ".")
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.{os.getpid()}.", suffix=TEMP_SUFFIX, dir=folder or ".")
     except OSError as err:
         raise Unprocessable(f"cannot write next to it: {err.strerror or err}") from err
     try:

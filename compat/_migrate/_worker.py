@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import ast
 import difflib
+import io
 import os
 import re
+import signal
+import sys
+import threading
+import tokenize
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -18,6 +23,7 @@ import libcst
 
 import codemods
 from compat._migrate._safety import (
+    TODO_PREFIX,
     Decoded,
     Unprocessable,
     check_output,
@@ -29,6 +35,7 @@ from compat._migrate._safety import (
 )
 
 _SUBCLASS = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(", re.MULTILINE)
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 CHECK, DIFF, WRITE, OUT = "check", "diff", "write", "out"
 
@@ -71,7 +78,7 @@ class FileResult:
 
     Attributes:
         path: the real path.
-        status: ``changed``, ``unchanged`` or ``failed``.
+        status: ``changed``, ``unchanged``, ``failed`` or ``interrupted`` (not reached: Ctrl-C).
         reason: why it failed.
         changes: the changes and TODOs (also for ``check``/``diff`` runs, where they would be made).
         diff: the unified diff (``diff`` mode).
@@ -93,12 +100,58 @@ class ScanResult:
         needs_work: whether the pre-scan found an old name.
         subclasses: whether it has a ``class X(...)`` statement (files that need work).
         reason: why it cannot be processed (then it is reported as failed).
+        todos: the lines holding a ``# TODO(compat.migrate)`` comment already (left for a person).
     """
 
     path: str
     needs_work: bool
     subclasses: bool = False
     reason: str = ""
+    todos: tuple[int, ...] = ()
+
+
+def init_worker(parent: int, lifeline_read: int, lifeline_write: int) -> None:
+    """Set up a pool worker so that it never outlives the CLI.
+
+    On Linux the kernel kills the worker when its parent dies (``PR_SET_PDEATHSIG``), even by
+    ``kill -9``; everywhere a thread also watches the pipe whose only write end the parent
+    holds, and ends the worker when it closes. Ctrl-C reaches the whole process group: a worker
+    ends at once (the default action, not a ``KeyboardInterrupt`` that the pool would catch and
+    carry on after), and the parent stops the rest (:meth:`compat._migrate._runner._Pool.terminate`)
+    and removes any temporary file a worker leaves. A file is replaced atomically, so it is
+    either as it was or fully migrated. Where the CLI ignores SIGINT (started with ``&`` by a
+    script, ``nohup``), its workers keep ignoring it too.
+    """
+    os.close(lifeline_write)  # the parent's copy must be the last one
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while os.read(lifeline_read, 1):
+            pass
+        os._exit(1)
+
+    threading.Thread(target=watch, name="compat-migrate-lifeline", daemon=True).start()
+
+
+def _todo_lines(text: str) -> tuple[int, ...]:
+    """The lines of ``# TODO(compat.migrate)`` comments (not strings that merely contain it)."""
+    if TODO_PREFIX not in text:
+        return ()
+    try:
+        return tuple(
+            tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            if tok.type == tokenize.COMMENT and tok.string.startswith(TODO_PREFIX)
+        )
+    except (tokenize.TokenError, SyntaxError):
+        return tuple(i for i, line in enumerate(text.splitlines(), 1) if line.lstrip().startswith(TODO_PREFIX))
 
 
 def _rule_id(rule: object) -> str:
@@ -131,10 +184,11 @@ def scan(items: Iterable[tuple[str, str]]) -> list[ScanResult]:
         except Unprocessable as err:
             results.append(ScanResult(path, False, reason=str(err)))
             continue
+        todos = _todo_lines(text)
         if codemods.prescan(text):
-            results.append(ScanResult(path, True, _SUBCLASS.search(text) is not None))
+            results.append(ScanResult(path, True, _SUBCLASS.search(text) is not None, todos=todos))
         else:
-            results.append(ScanResult(path, False))
+            results.append(ScanResult(path, False, todos=todos))
     return results
 
 

@@ -188,3 +188,16 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path, monkeypatch, tty: bool)
     assert cli(str(tmp_path), "--check") == 1
     assert ("scanning" in err.getvalue() and "\r" in err.getvalue()) is tty
     assert "would change: 1" in err.getvalue()
+
+
+def test_gitignore_edge_cases_follow_git(tmp_path: Path) -> None:
+    """``**`` forms, middle-slash anchoring, escapes and negation, as git reads them."""
+    root = tmp_path / "repo"
+    write(root / ".git" / "HEAD", "")
+    write(root / ".gitignore", "a/**/deep.py\ndoc/*.py\n\\#hash.py\n**/gen/\n*.py[io]\n!keep.pyi\n")
+    rels = ["a/deep.py", "a/x/y/deep.py", "doc/d.py", "sub/doc/d.py", "#hash.py", "x/gen/g.py", "m.pyi",
+            "keep.pyi", "ok.py"]
+    for rel in rels:
+        write(root / rel, "")
+    found = discover([str(root)], [], None)
+    assert sorted(f.rel for f in found.files) == ["keep.pyi", "ok.py", "sub/doc/d.py"]

@@ -21,9 +21,14 @@ from strategies import DeepSpeedStrategy, Trainer
 from strategies.deepspeed import build_config
 
 HAS_DEEPSPEED = importlib.util.find_spec("deepspeed") is not None
-needs_deepspeed = pytest.mark.skipif(
+_skip_without_deepspeed = pytest.mark.skipif(
     not HAS_DEEPSPEED, reason='deepspeed is not installed (optional extra: pip install "strategy-compat[deepspeed]")'
 )
+
+
+def needs_deepspeed(test):
+    """Marks ``test`` for CI's extras step (``pytest -m extras``); skips it where deepspeed is missing."""
+    return pytest.mark.extras(_skip_without_deepspeed(test))
 TOL = dict(rtol=1e-5, atol=1e-6)
 
 

@@ -1,0 +1,36 @@
+"""The `compat-migrate` console script: declared in pyproject, and resolving where installed."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from compat import migrate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_pyproject_declares_the_script_on_main() -> None:
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, attr = scripts["compat-migrate"].partition(":")
+    assert (module, attr) == ("compat.migrate", "main")
+    assert getattr(__import__(module, fromlist=[attr]), attr) is migrate.main
+
+
+def test_installed_entry_point_resolves_and_runs(tmp_path: Path) -> None:
+    exe = shutil.which("compat-migrate", path=os.path.dirname(sys.executable))
+    if exe is None:
+        pytest.skip(f"strategy-compat is not installed next to {sys.executable} (pip install -e .)")
+    [entry] = importlib.metadata.entry_points(group="console_scripts", name="compat-migrate")
+    assert entry.load() is migrate.main
+    (tmp_path / "p.py").write_text("from pytorch_lightning.plugins import DDPPlugin\n")
+    proc = subprocess.run([exe, "--check", "-q", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr  # the same exit codes as `python -m compat.migrate`
+    assert "would change: 1" in proc.stderr
