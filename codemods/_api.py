@@ -19,6 +19,7 @@ from .cm004_signatures import ChangeMemberSignaturesCommand
 from .cm005_attributes import RenameAttributesCommand
 from .cm006_trainer_arguments import RewriteTrainerArgumentsCommand
 from .cm007_manual_todos import MarkManualMigrationsCommand
+from .cm008_new_signatures import CheckNewSignaturesCommand
 
 if TYPE_CHECKING:
     from libcst.codemod import Codemod, CodemodContext
@@ -36,6 +37,7 @@ RULES: dict[Rule, type[RuleCommand]] = {
         RenameAttributesCommand,
         RewriteTrainerArgumentsCommand,
         MarkManualMigrationsCommand,
+        CheckNewSignaturesCommand,
     )
 }
 

@@ -43,6 +43,7 @@ class Rule(enum.StrEnum):
     CM005 = "CM005"
     CM006 = "CM006"
     CM007 = "CM007"
+    CM008 = "CM008"
 
     def todo(self, hint: str) -> str:
         """The full comment for one site: the prefix, this id, then the hint on one line."""

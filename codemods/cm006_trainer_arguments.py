@@ -15,6 +15,7 @@ from ._cm006_argument_edits import (
     conflict,
     falsy,
     message,
+    named,
     quote_of,
     template,
 )
@@ -58,16 +59,25 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             self._site(ctx, site)
 
     def _site(self, ctx: Context, site: CallSite) -> None:
+        entry = ctx.table.object(site.origin)
+        renamed = entry is not None and ctx.table.auto(entry) and bool(ctx.table.new(entry))
+        if renamed and site.unbound:
+            ctx.edits.todo(site.call, self.RULE, self._unbound_hint(site))
+            ctx.answered.update(id(arg) for arg in site.call.args)
+            return
+        names = site.bound if renamed else {}
         ops: dict[int, ArgOp] = {}
         for info in site.args:
+            if info.index in site.bound and not names:
+                continue  # positional, and the class keeps its old signature
             op = self._op(ctx, site, info)
             if op is not None:
                 ops[info.index] = op
-        if not ops:
+        if not ops and not names:
             return
         self._supersede(ops)
         module = ctx.analysis.module
-        clash = conflict(module, site.call, ops)
+        clash = conflict(module, site.call, ops, names)
         if clash:
             ctx.edits.todo(
                 site.call, self.RULE, f"after migration these keywords conflict: {clash}; merge them by hand"
@@ -80,11 +90,25 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                 ctx.edits.keep_comments(site.call, site.call.args[index].comma)
             if op.kind == "move" and op.element is not None and op.comment is None:
                 ctx.edits.keep_comments(site.call, site.call.args[index].value.elements[op.element].comma)  # type: ignore[attr-defined]
-        ctx.edits.replace(site.call, lambda n, o=ops, q=quote: apply_ops(n, o, q), self.RULE, None)
+        ctx.edits.replace(site.call, lambda n, o=ops, q=quote, k=names: apply_ops(n, o, q, k), self.RULE, None)
+        if names:
+            old = site.origin.rpartition(".")[2]
+            order = ", ".join(f"{name}=" for _, name in sorted(names.items()))
+            ctx.edits.report(site.call, self.RULE, f"positional arguments of {old}(...) by keyword: {order}")
+        plain = named(site.call, names)
         for index, op in ops.items():
             arg = site.call.args[index]
             ctx.answered.add(id(arg))
-            ctx.edits.report(arg, self.RULE, message(module, arg, op), op.entry)
+            ctx.edits.report(arg, self.RULE, message(module, plain.args[index], op), op.entry)
+
+    @staticmethod
+    def _unbound_hint(site: CallSite) -> str:
+        old = site.origin.rpartition(".")[2]
+        return (
+            f"the positional arguments of `{old}(...)` meant different parameters in different "
+            "Lightning releases (or come from `*args`), and the new class orders them differently: "
+            "pass each one by keyword, then run the migration again"
+        )
 
     @staticmethod
     def _supersede(ops: dict[int, ArgOp]) -> None:
@@ -117,7 +141,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                 if not table.auto(entry):
                     return None
                 if falsy(arg.value):
-                    hint = entry.hint or f"`{arg.keyword.value}=` with this value has no direct equivalent"  # type: ignore[union-attr]
+                    hint = entry.hint or f"`{info.name}=` with this value has no direct equivalent"
                     ctx.edits.todo(arg, self.RULE, hint, entry)
                     return None
                 return ArgOp("expand", entry, template=template(new))
@@ -129,7 +153,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             and info.any_values
             and not isinstance(ctx.receiver(arg.value, site.scope), str)
         ):
-            kw = arg.keyword.value  # type: ignore[union-attr]
+            kw = info.name
             olds = ", ".join(sorted({repr(e.value) for e in info.any_values}))
             news = {template(new)[0].keyword.value for e in info.any_values if (new := table.new(e))}  # type: ignore[union-attr]
             where = " or ".join(f"`{n}=`" for n in sorted(news))

@@ -296,6 +296,8 @@ def test_rule_code_knows_no_old_name() -> None:
     old = {e.old.rpartition(".")[2] for e in RENAMES} | {e.member for e in RENAMES if e.member}
     old |= {e.old.partition(".")[0] for e in RENAMES}
     for path in sorted((pathlib.Path(codemods.__file__).parent).glob("*.py")):
+        if path.name == "_facts.py":
+            continue  # the old and new signatures: data (the catalog's), not rule code
         tree = ast.parse(path.read_text())
         docstrings = {
             id(node.body[0].value)

@@ -1,0 +1,200 @@
+"""What the rules know about the old and new APIs beyond names: constructor signatures and the
+new class hierarchy.
+
+The rules ask the functions here, never the data: the data below is a stopgap, read by hand from
+the ``pytorch-lightning`` 1.2.10, 1.3.8, 1.4.9 and 1.5.10 wheels (``ast``), from ``strategies``
+and from ``lightning`` 2.6 (``inspect``), for the classes the table renames automatically. The
+generated catalog of the old and new APIs (branch ``i11-catalog``) replaces it behind the same
+functions. Old names are keyed by the table's ``pytorch_lightning.`` path, new ones by their
+qualified name in the table's target columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "NewSignature", "new_is_subclass", "new_signature", "old_keywords", "old_positional", "trainer",
+]  # fmt: skip
+
+_RELEASES = ("1.2.10", "1.3.8", "1.4.9", "1.5.10")
+_DDP_12 = ("parallel_devices", "num_nodes", "cluster_environment", "sync_batchnorm")
+_DDP_13 = (*_DDP_12, "ddp_comm_state", "ddp_comm_hook", "ddp_comm_wrapper")
+_DDP_15 = (
+    "parallel_devices", "num_nodes", "cluster_environment", "checkpoint_io", "sync_batchnorm",
+    "ddp_comm_state", "ddp_comm_hook", "ddp_comm_wrapper",
+)  # fmt: skip
+_DS_12 = (
+    "zero_optimization", "stage", "cpu_offload", "contiguous_gradients", "overlap_comm",
+    "allgather_partitions", "reduce_scatter", "allgather_bucket_size", "reduce_bucket_size",
+    "zero_allow_untested_optimizer", "config", "logging_level", "num_nodes", "parallel_devices",
+    "cluster_environment", "loss_scale", "initial_scale_power", "loss_scale_window", "hysteresis",
+    "min_loss_scale",
+)  # fmt: skip
+_DS_13 = ("zero_optimization", "stage", "cpu_offload", "cpu_offload_params")
+_DS_14 = ("zero_optimization", "stage", "remote_device", "offload_optimizer")
+
+#: Old class -> its ``__init__`` positional parameters in each release of ``_RELEASES``
+#: (only the leading ones that matter for binding are kept where a release has dozens).
+_OLD_POSITIONAL: dict[str, tuple[tuple[str, ...], ...]] = {
+    "pytorch_lightning.plugins.TrainingTypePlugin": ((), (), (), ("checkpoint_io",)),
+    "pytorch_lightning.plugins.ParallelPlugin": (
+        *(("parallel_devices", "cluster_environment"),) * 3,
+        ("parallel_devices", "cluster_environment", "checkpoint_io"),
+    ),
+    "pytorch_lightning.plugins.SingleDevicePlugin": (("device",),) * 3 + (("device", "checkpoint_io"),),
+    "pytorch_lightning.plugins.DDPPlugin": (_DDP_12, _DDP_13, _DDP_13, (*_DDP_15, "model_averaging_period")),
+    "pytorch_lightning.plugins.DDPSpawnPlugin": (_DDP_12, _DDP_13, _DDP_13, _DDP_15),
+    "pytorch_lightning.plugins.DeepSpeedPlugin": (_DS_12, _DS_13, _DS_14, _DS_14),
+    "pytorch_lightning.plugins.DataParallelPlugin": (("parallel_devices",),) * 3
+    + (("parallel_devices", "checkpoint_io"),),
+}
+
+#: Keyword parameters of old classes beyond the positional ones listed above.
+_OLD_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "pytorch_lightning.plugins.DeepSpeedPlugin": _DS_12 + _DS_13 + _DS_14 + (
+        "cpu_offload_use_pin_memory", "offload_parameters", "offload_params_device", "nvme_path",
+        "logging_batch_size_per_gpu", "partition_activations", "cpu_checkpointing",
+        "contiguous_memory_optimization", "synchronize_checkpoint_boundary", "save_full_weights",
+        "load_full_weights", "partition_module",
+    ),
+    "pytorch_lightning.plugins.DDPPlugin": ("model_averaging_period",),
+}
+
+
+@dataclass(frozen=True)
+class NewSignature:
+    """The keyword parameters a new class takes.
+
+    Attributes:
+        params: the named parameters (``self`` aside).
+        forwards: where ``**kwargs`` go (``"DistributedDataParallel"``), ``""`` without them.
+    """
+
+    params: frozenset[str]
+    forwards: str = ""
+
+
+_S_PARALLEL = ("accelerator", "parallel_devices", "cluster_environment", "precision", "num_nodes",
+               "process_group_backend", "timeout")  # fmt: skip
+_L_PARALLEL = ("accelerator", "parallel_devices", "cluster_environment", "checkpoint_io", "precision_plugin")
+_L_DDP = (*_L_PARALLEL, "ddp_comm_state", "ddp_comm_hook", "ddp_comm_wrapper", "model_averaging_period",
+          "process_group_backend", "timeout", "start_method")  # fmt: skip
+
+_NEW: dict[str, NewSignature] = {
+    "strategies.Strategy": NewSignature(frozenset(("accelerator", "precision"))),
+    "strategies.ParallelStrategy": NewSignature(frozenset(_S_PARALLEL)),
+    "strategies.SingleDeviceStrategy": NewSignature(frozenset(("device", "accelerator", "precision"))),
+    "strategies.DDPStrategy": NewSignature(frozenset(_S_PARALLEL), "DistributedDataParallel"),
+    "strategies.DDPSpawnStrategy": NewSignature(
+        frozenset((*_S_PARALLEL, "start_method")), "DistributedDataParallel"
+    ),
+    "strategies.DeepSpeedStrategy": NewSignature(
+        frozenset((*_S_PARALLEL, "config", "stage", "offload_optimizer", "offload_parameters")),
+        "the DeepSpeed zero_optimization config",
+    ),
+    "strategies.DataParallelStrategy": NewSignature(frozenset(("accelerator", "parallel_devices", "precision"))),
+    "lightning.pytorch.strategies.Strategy": NewSignature(
+        frozenset(("accelerator", "checkpoint_io", "precision_plugin"))
+    ),
+    "lightning.pytorch.strategies.ParallelStrategy": NewSignature(frozenset(_L_PARALLEL)),
+    "lightning.pytorch.strategies.SingleDeviceStrategy": NewSignature(
+        frozenset(("device", "accelerator", "checkpoint_io", "precision_plugin"))
+    ),
+    "lightning.pytorch.strategies.DDPStrategy": NewSignature(frozenset(_L_DDP), "DistributedDataParallel"),
+    "lightning.pytorch.strategies.DeepSpeedStrategy": NewSignature(
+        frozenset((
+            "accelerator", "zero_optimization", "stage", "remote_device", "offload_optimizer",
+            "offload_parameters", "offload_params_device", "nvme_path", "params_buffer_count",
+            "params_buffer_size", "max_in_cpu", "offload_optimizer_device", "optimizer_buffer_count",
+            "block_size", "queue_depth", "single_submit", "overlap_events", "thread_count", "pin_memory",
+            "sub_group_size", "contiguous_gradients", "overlap_comm", "allgather_partitions",
+            "reduce_scatter", "allgather_bucket_size", "reduce_bucket_size",
+            "zero_allow_untested_optimizer", "logging_batch_size_per_gpu", "config", "logging_level",
+            "parallel_devices", "cluster_environment", "loss_scale", "initial_scale_power",
+            "loss_scale_window", "hysteresis", "min_loss_scale", "partition_activations",
+            "cpu_checkpointing", "contiguous_memory_optimization", "synchronize_checkpoint_boundary",
+            "load_full_weights", "precision_plugin", "process_group_backend", "timeout",
+            "exclude_frozen_parameters",
+        ))
+    ),
+    "strategies.Trainer": NewSignature(
+        frozenset((
+            "strategy", "accelerator", "devices", "num_nodes", "precision", "max_epochs", "max_steps",
+            "limit_train_batches", "limit_val_batches", "limit_test_batches", "limit_predict_batches",
+            "callbacks", "plugins", "use_distributed_sampler", "enable_progress_bar", "gradient_clip_val",
+            "check_val_every_n_epoch", "record_hooks",
+        ))
+    ),
+    "lightning.pytorch.Trainer": NewSignature(
+        frozenset((
+            "accelerator", "strategy", "devices", "num_nodes", "precision", "logger", "callbacks",
+            "fast_dev_run", "max_epochs", "min_epochs", "max_steps", "min_steps", "max_time",
+            "limit_train_batches", "limit_val_batches", "limit_test_batches", "limit_predict_batches",
+            "overfit_batches", "val_check_interval", "check_val_every_n_epoch", "num_sanity_val_steps",
+            "log_every_n_steps", "enable_checkpointing", "enable_progress_bar", "enable_model_summary",
+            "accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm", "deterministic",
+            "benchmark", "inference_mode", "use_distributed_sampler", "profiler", "detect_anomaly",
+            "barebones", "plugins", "sync_batchnorm", "reload_dataloaders_every_n_epochs",
+            "default_root_dir", "enable_autolog_hparams", "model_registry",
+        ))
+    ),
+}
+
+#: New class -> its direct bases among the new classes (for checks that depend on the hierarchy).
+_NEW_BASES: dict[str, tuple[str, ...]] = {
+    "strategies.ParallelStrategy": ("strategies.Strategy",),
+    "strategies.SingleDeviceStrategy": ("strategies.Strategy",),
+    "strategies.DDPStrategy": ("strategies.ParallelStrategy",),
+    "strategies.DDPSpawnStrategy": ("strategies.DDPStrategy",),
+    "strategies.FSDPStrategy": ("strategies.ParallelStrategy",),
+    "strategies.DeepSpeedStrategy": ("strategies.ParallelStrategy",),
+    "strategies.DataParallelStrategy": ("strategies.ParallelStrategy",),
+    "strategies.MixedPrecision": ("strategies.Precision",),
+    "lightning.pytorch.strategies.ParallelStrategy": ("lightning.pytorch.strategies.Strategy",),
+    "lightning.pytorch.strategies.SingleDeviceStrategy": ("lightning.pytorch.strategies.Strategy",),
+    "lightning.pytorch.strategies.DDPStrategy": ("lightning.pytorch.strategies.ParallelStrategy",),
+    "lightning.pytorch.strategies.FSDPStrategy": ("lightning.pytorch.strategies.ParallelStrategy",),
+    "lightning.pytorch.strategies.DeepSpeedStrategy": ("lightning.pytorch.strategies.DDPStrategy",),
+}
+
+
+def old_positional(canon: str) -> tuple[frozenset[str], ...] | None:
+    """For each position of the old constructor, the parameter names the releases 1.2-1.5 give it.
+
+    ``None`` when the class's signature is not known; a position beyond a release's parameters
+    counts as ``"*"`` (that release would have rejected or swallowed the argument).
+    """
+    releases = _OLD_POSITIONAL.get(canon)
+    if releases is None:
+        return None
+    width = max(len(r) for r in releases)
+    return tuple(frozenset(r[i] if i < len(r) else "*" for r in releases) for i in range(width))
+
+
+def old_keywords(canon: str) -> frozenset[str]:
+    """Every named parameter of the old constructor in some release (empty when not known)."""
+    return frozenset(name for r in _OLD_POSITIONAL.get(canon, ()) for name in r) | frozenset(
+        _OLD_KEYWORDS.get(canon, ())
+    )
+
+
+def new_signature(qualname: str) -> NewSignature | None:
+    """The keyword parameters of a new class (``None`` when not known)."""
+    return _NEW.get(qualname)
+
+
+def new_is_subclass(qualname: str, base: str) -> bool:
+    """Whether the new class ``qualname`` is ``base`` or derives from it."""
+    todo = [qualname]
+    while todo:
+        cls = todo.pop()
+        if cls == base:
+            return True
+        todo.extend(_NEW_BASES.get(cls, ()))
+    return False
+
+
+def trainer(target: str) -> str:
+    """The qualified name of the target's ``Trainer`` (where some strategy arguments went)."""
+    return {"strategies": "strategies.Trainer", "lightning": "lightning.pytorch.Trainer"}[target]
