@@ -20,6 +20,7 @@ from .cm005_attributes import RenameAttributesCommand
 from .cm006_trainer_arguments import RewriteTrainerArgumentsCommand
 from .cm007_manual_todos import MarkManualMigrationsCommand
 from .cm008_new_signatures import CheckNewSignaturesCommand
+from .cm009_type_checks import KeepTypeChecksCommand
 
 if TYPE_CHECKING:
     from libcst.codemod import Codemod, CodemodContext
@@ -38,6 +39,7 @@ RULES: dict[Rule, type[RuleCommand]] = {
         RewriteTrainerArgumentsCommand,
         MarkManualMigrationsCommand,
         CheckNewSignaturesCommand,
+        KeepTypeChecksCommand,
     )
 }
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
-    "NewSignature", "new_is_subclass", "new_signature", "old_keywords", "old_positional", "trainer",
+    "NewSignature", "new_hierarchy_known", "new_is_subclass", "new_signature", "old_keywords", "old_positional", "trainer",
 ]  # fmt: skip
 
 _RELEASES = ("1.2.10", "1.3.8", "1.4.9", "1.5.10")
@@ -182,6 +182,11 @@ def old_keywords(canon: str) -> frozenset[str]:
 def new_signature(qualname: str) -> NewSignature | None:
     """The keyword parameters of a new class (``None`` when not known)."""
     return _NEW.get(qualname)
+
+
+def new_hierarchy_known(qualname: str) -> bool:
+    """Whether the new class's place in the hierarchy is known (see :func:`new_is_subclass`)."""
+    return qualname in _NEW_BASES or any(qualname in bases for bases in _NEW_BASES.values())
 
 
 def new_is_subclass(qualname: str, base: str) -> bool:

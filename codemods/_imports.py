@@ -17,10 +17,10 @@ import libcst as cst
 from compat.renames import Rename
 
 from ._context import Context
-from ._scopes import Binding
+from ._scopes import Binding, Scope
 from ._table import NewName, split_qualname
 
-__all__ = ["FromImport", "ImportPlan", "ImportRequest", "ModuleMove", "import_plan", "moved_module", "name_free"]
+__all__ = ["FromImport", "ImportPlan", "ImportRequest", "ModuleMove", "bind_new", "import_plan", "moved_module", "name_free", "reaches_module_name"]
 
 
 @dataclass(eq=False)
@@ -163,3 +163,37 @@ def import_plan(ctx: Context) -> ImportPlan:
             if b.kind == "import" and b.qualname and id(b) not in plan.by_binding:
                 plan.module_names.setdefault(b.qualname, b.name)
     return plan
+
+
+def bind_new(
+    ctx: Context, qualname: str, scope: Scope, statements: list[cst.Import | cst.ImportFrom]
+) -> str | None:
+    """The name that refers to the new object ``qualname`` from ``scope`` after migration.
+
+    A module-level name the plan already binds to it is reused; otherwise its short name is
+    claimed and CM001 asked to import it next to each of ``statements`` (the imports the old
+    name came through). ``None`` when the short name is taken or there is no import to follow.
+    """
+    plan = import_plan(ctx)
+    name = plan.module_names.get(qualname)
+    if name is not None and reaches_module_name(ctx, plan, scope, name, qualname):
+        return name
+    new = split_qualname(qualname)
+    if any(r.module == new.module and r.name == new.name for r in plan.requests):
+        return new.name  # already asked for by an earlier site
+    if not statements or not name_free(ctx, new.name, qualname):
+        return None
+    plan.claims[new.name] = qualname
+    for statement in statements:
+        plan.request(ImportRequest(statement, new.module, new.name))
+    return new.name
+
+
+def reaches_module_name(ctx: Context, plan: ImportPlan, scope: Scope, name: str, qualname: str) -> bool:
+    """Whether ``name`` read in ``scope`` is the module-level name bound to ``qualname``.
+
+    True when it resolves to the module scope, or resolves nowhere yet but the plan renames an
+    import to it (``from old import DDPPlugin`` becomes ``from new import DDPStrategy``).
+    """
+    found = scope.lookup(name)[0]
+    return found is ctx.analysis.root or (found is None and plan.claims.get(name) == qualname)

@@ -44,6 +44,7 @@ class Rule(enum.StrEnum):
     CM006 = "CM006"
     CM007 = "CM007"
     CM008 = "CM008"
+    CM009 = "CM009"
 
     def todo(self, hint: str) -> str:
         """The full comment for one site: the prefix, this id, then the hint on one line."""

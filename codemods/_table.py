@@ -156,6 +156,14 @@ class Index:
         owner = self.canonical(owner) or owner
         return owner in self.ancestors(canon)
 
+    def class_entries(self) -> list[Rename]:
+        """The ``CLASS`` entries."""
+        return [e for e in self.entries if e.kind is Kind.CLASS]
+
+    def descendants(self, canon: str) -> set[str]:
+        """The old classes that are ``canon`` or derive from it (the table's ``bases``)."""
+        return {e.old for e in self.entries if e.kind is Kind.CLASS and canon in self.ancestors(e.old)}
+
     def family(self, short: str) -> set[str]:
         """Old classes whose new name for this target is ``short`` (``"Strategy"``)."""
         return {

@@ -44,7 +44,7 @@ class RewriteImportsCommand(RuleCommand):
 
     RULE = Rule.CM001
     REQUIRES = (Rule.CM002,)
-    RUNS_AFTER = (Rule.CM002,)
+    RUNS_AFTER = (Rule.CM002, Rule.CM009)
 
     def run(self, ctx: Context) -> None:
         plan = import_plan(ctx)

@@ -7,7 +7,7 @@ import libcst as cst
 from compat.renames import Rename
 
 from ._context import Context
-from ._imports import ImportRequest, import_plan, name_free
+from ._imports import ImportRequest, import_plan, name_free, reaches_module_name
 from ._rule import Rule, RuleCommand
 from ._scopes import Scope, dotted
 from ._table import split_qualname
@@ -84,7 +84,7 @@ class RenameClassReferencesCommand(RuleCommand):
         new = split_qualname(new_qualname)
         plan = import_plan(ctx)
         name = plan.module_names.get(new_qualname)
-        if name is not None and scope.lookup(name)[0] is not ctx.analysis.root:
+        if name is not None and not reaches_module_name(ctx, plan, scope, name, new_qualname):
             name = None
         root = attribute.value
         while isinstance(root, cst.Attribute):
