@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
-    "NewSignature", "new_hierarchy_known", "new_is_subclass", "new_signature", "old_keywords", "old_positional", "trainer",
+    "NewSignature", "cpu_count_default", "new_hierarchy_known", "new_is_subclass", "new_signature",
+    "old_keywords", "old_positional", "spawn_strategy", "spawns_by_count", "super_required", "trainer",
 ]  # fmt: skip
 
 _RELEASES = ("1.2.10", "1.3.8", "1.4.9", "1.5.10")
@@ -203,3 +204,45 @@ def new_is_subclass(qualname: str, base: str) -> bool:
 def trainer(target: str) -> str:
     """The qualified name of the target's ``Trainer`` (where some strategy arguments went)."""
     return {"strategies": "strategies.Trainer", "lightning": "lightning.pytorch.Trainer"}[target]
+
+
+# How the 1.x accelerator connector (1.2.10-1.5.10, ``set_distributed_mode`` and
+# ``select_training_type_plugin``) launched processes on CPU, where the new default differs.
+#: Trainer keywords that set how many processes run.
+_PROCESS_COUNTS = frozenset({"num_processes", "gpus", "tpu_cores", "devices"})
+#: Values that, without a process count, started ``os.cpu_count()`` processes.
+_CPU_COUNT_VALUES = frozenset({"ddp_cpu"})
+#: The count that, above one and with no launch chosen, ran DDP on CPU with the spawn plugin.
+_SPAWNING_COUNT = "num_processes"
+#: Keywords that chose the launch instead.
+_LAUNCH_CHOICES = frozenset({"accelerator", "distributed_backend", "strategy", "plugins", "gpus", "tpu_cores"})
+
+
+def cpu_count_default(value: str, keywords: frozenset[str]) -> bool:
+    """Whether 1.x started one process per CPU for ``value`` in a call passing ``keywords``."""
+    return value in _CPU_COUNT_VALUES and not keywords & _PROCESS_COUNTS
+
+
+def spawns_by_count(keyword: str, keywords: frozenset[str]) -> bool:
+    """Whether 1.x spawned the processes ``keyword`` counts, in a call passing ``keywords``."""
+    return keyword == _SPAWNING_COUNT and not keywords & _LAUNCH_CHOICES
+
+
+def spawn_strategy(target: str) -> str:
+    """The registry name of the spawning DDP strategy on ``target``."""
+    return "ddp_spawn"
+
+
+#: New methods that do more than the old ones renamed onto them, so an override must call super().
+_SUPER_REQUIRED = {
+    "setup_distributed": (
+        "`setup_distributed` now also sets the ranks from the cluster environment before the "
+        "process group exists; without `super().setup_distributed()` this override runs with rank 0 "
+        "in every process: call it, or set the ranks yourself"
+    ),
+}
+
+
+def super_required(new_member: str) -> str | None:
+    """Why an override of ``new_member`` must call ``super()`` (``None``: it need not)."""
+    return _SUPER_REQUIRED.get(new_member)

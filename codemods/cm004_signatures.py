@@ -16,6 +16,7 @@ from ._cm004_signature_edits import (
     replacement,
 )
 from ._context import Context
+from ._facts import super_required
 from ._members import (
     MemberSite,
     choose,
@@ -132,6 +133,12 @@ class ChangeMemberSignaturesCommand(RuleCommand):
             return
         if not rename_def(ctx, site, new, self.RULE, entry):
             return
+        reason = super_required(new)
+        if reason and not any(
+            s.kind == "super" and s.function is site.function and s.node.attr.value == entry.member  # type: ignore[union-attr]
+            for s in member_sites(ctx)
+        ):
+            ctx.edits.todo(node.name, self.RULE, reason, entry)
         if entry.to_property and not any(dotted(d.decorator) == "property" for d in node.decorators):
             ctx.edits.replace(node, add_property, self.RULE, None)
         self_name = site.function.self_name or "self"

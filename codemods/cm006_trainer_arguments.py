@@ -20,6 +20,7 @@ from ._cm006_argument_edits import (
     template,
 )
 from ._context import Context
+from ._facts import cpu_count_default, spawn_strategy, spawns_by_count
 from ._layout import comments
 from ._rule import Rule, RuleCommand
 
@@ -27,12 +28,18 @@ __all__ = ["RewriteTrainerArgumentsCommand"]
 
 
 class RewriteTrainerArgumentsCommand(RuleCommand):
-    """Rewrite old ``Trainer`` keyword arguments and string values.
+    """Rewrite the arguments of calls of old classes: old keywords, string values, positional order.
 
     Keyword renames and expansions come from the table (``gpus=2`` becomes
     ``accelerator="cuda", devices=2``; ``accelerator="ddp"`` becomes ``strategy="ddp"``); the
-    training-type plugin in ``plugins=[...]`` moves to ``strategy=``, other plugins stay. A
-    non-literal value where a literal decides the meaning, a falsy device count, or keywords
+    training-type plugin in ``plugins=[...]`` moves to ``strategy=``, other plugins stay.
+    Positional arguments of an old constructor (``DDPPlugin(devices, 1, env)``, and
+    ``super().__init__(...)`` in a class whose only base is the old one) are bound by the old
+    signature and passed by keyword, as the new classes order their parameters differently.
+    How 1.x launched CPU processes is kept: ``num_processes=N`` alone spawned (``strategy=
+    "ddp_spawn"`` is added), ``ddp_cpu`` without a count started one process per CPU (a TODO).
+    A non-literal value where a literal decides the meaning (``gpus=n``: 0 meant CPU), a falsy
+    device count, positional arguments whose meaning changed between 1.x releases, or keywords
     that would conflict get a TODO, not a guess. Calls of user subclasses count too.
 
     Before::
@@ -41,7 +48,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         from pytorch_lightning.plugins import DDPPlugin, SLURMEnvironment
 
         ddp = Trainer(accelerator="ddp", num_processes=2)
-        gpu = Trainer(gpus=2, plugins=[DDPPlugin(), SLURMEnvironment()])
+        gpu = Trainer(gpus=2, plugins=[DDPPlugin([], 1), SLURMEnvironment()])
 
     After::
 
@@ -49,7 +56,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         from pytorch_lightning.plugins import DDPPlugin, SLURMEnvironment
 
         ddp = Trainer(strategy="ddp", accelerator="cpu", devices=2)
-        gpu = Trainer(accelerator="cuda", devices=2, strategy=DDPPlugin(), plugins=[SLURMEnvironment()])
+        gpu = Trainer(accelerator="cuda", devices=2, strategy=DDPPlugin(parallel_devices=[], num_nodes=1), plugins=[SLURMEnvironment()])
     """
 
     RULE = Rule.CM006
@@ -73,6 +80,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             op = self._op(ctx, site, info)
             if op is not None:
                 ops[info.index] = op
+        self._launch(ctx, site, ops)
         if not ops and not names:
             return
         self._supersede(ops)
@@ -100,6 +108,31 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             arg = site.call.args[index]
             ctx.answered.add(id(arg))
             ctx.edits.report(arg, self.RULE, message(module, plain.args[index], op), op.entry)
+
+    def _launch(self, ctx: Context, site: CallSite, ops: dict[int, ArgOp]) -> None:
+        """Keep how 1.x launched CPU processes: spawned, and one per CPU for ``ddp_cpu``."""
+        keywords = frozenset(site.names.values())
+        for index, op in list(ops.items()):
+            arg, name = site.call.args[index], site.names.get(index, "")
+            if op.kind != "expand":
+                continue
+            if op.entry.kind is Kind.ARGUMENT_VALUE and cpu_count_default(op.entry.value or "", keywords):
+                hint = (
+                    f"1.x started one process per CPU (`os.cpu_count()`) for `{name}={op.entry.value!r}` "
+                    "with no process count; the new default is one: pass `devices=os.cpu_count()` to keep that"
+                )
+                ctx.edits.todo(site.call, self.RULE, hint, op.entry)
+            elif op.entry.kind is Kind.ARGUMENT and spawns_by_count(name, keywords):
+                spawn = spawn_strategy(self.target)
+                count = arg.value.evaluated_value if isinstance(arg.value, cst.Integer) else None
+                if count is not None and count > 1:
+                    ops[index] = replace(op, template=(*op.template, *template(f"strategy={spawn!r}")))
+                elif count is None:
+                    hint = (
+                        f"1.x spawned the `{name}=` processes on CPU (`{spawn}`) when more than one; several "
+                        f"devices now re-run the script (`ddp`): add `strategy={spawn!r}` if this can exceed 1"
+                    )
+                    ctx.edits.todo(arg, self.RULE, hint, op.entry)
 
     @staticmethod
     def _unbound_hint(site: CallSite) -> str:
@@ -143,6 +176,11 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                 if falsy(arg.value):
                     hint = entry.hint or f"`{info.name}=` with this value has no direct equivalent"
                     ctx.edits.todo(arg, self.RULE, hint, entry)
+                    return None
+                if entry.hint and not _constant(arg.value):
+                    hint = f"`{info.name}=` may be 0 or None here, and {entry.hint}; then rewrite it"
+                    ctx.edits.todo(arg, self.RULE, hint, entry)
+                    ctx.answered.add(id(arg))
                     return None
                 return ArgOp("expand", entry, template=template(new))
             if table.auto(entry):
@@ -194,3 +232,14 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         )
         comment = comma.whitespace_after.first_line if follows else None  # type: ignore[union-attr]
         return ArgOp("move", entry, keyword=keyword, element=members[0], comment=comment)
+
+
+def _constant(value: cst.BaseExpression) -> bool:
+    """A literal (number, string, list of literals): its value is known without running the code."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        return isinstance(value.expression, cst.Integer)
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return all(_constant(e.value) for e in value.elements)
+    return False

@@ -148,7 +148,7 @@ def test_in_place_run_with_report(tree: Path, tmp_path: Path, capsys) -> None:
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["summary"] == {
         "scanned": 9, "changed": 5, "unchanged": 2, "skipped": 3, "failed": 2,
-        "todos": 1, "seconds": report["summary"]["seconds"],
+        "todos": 2, "seconds": report["summary"]["seconds"],
     }
     assert {f["file"] for f in report["failed"]} == {"tree/pkg/broken.py", "tree/pkg/readonly.py"}
     assert {s["path"] for s in report["skipped"]} == {"tree/build/", "tree/env/", "tree/link.py"}

@@ -434,7 +434,7 @@ def test_lookup_finds_accelerator_aliases() -> None:
 def test_lookup_distinguishes_argument_values() -> None:
     entry = lookup("compat.Trainer", "accelerator", value="ddp_cpu")
     assert entry is not None
-    assert entry.strategies == "strategy='ddp', accelerator='cpu'"
+    assert entry.strategies == "strategy='ddp_spawn', accelerator='cpu'"
     assert lookup("pytorch_lightning.Trainer", "accelerator") is None
     assert lookup("pytorch_lightning.Trainer", "accelerator", value="tpu") is None
 
