@@ -21,6 +21,7 @@ from .cm006_trainer_arguments import RewriteTrainerArgumentsCommand
 from .cm007_manual_todos import MarkManualMigrationsCommand
 from .cm008_new_signatures import CheckNewSignaturesCommand
 from .cm009_type_checks import KeepTypeChecksCommand
+from .cm010_dotted_paths import RewriteDottedPathsCommand
 
 if TYPE_CHECKING:
     from libcst.codemod import Codemod, CodemodContext
@@ -40,6 +41,7 @@ RULES: dict[Rule, type[RuleCommand]] = {
         MarkManualMigrationsCommand,
         CheckNewSignaturesCommand,
         KeepTypeChecksCommand,
+        RewriteDottedPathsCommand,
     )
 }
 

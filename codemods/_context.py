@@ -10,6 +10,7 @@ import libcst as cst
 from compat.renames import Rename
 
 from ._edits import Edits
+from ._facts import CONFIG_NAMES
 from ._scopes import Analysis, Binding, ClassInfo, Scope, dotted
 from ._table import Index
 
@@ -188,13 +189,19 @@ class Context:
         The second value is ``"exact"`` for ``self`` in a method of a user subclass and a name
         bound to ``OldClass(...)``; ``"open"`` for an annotation (``plugin: TrainingTypePlugin``:
         any subclass); ``"named"`` for a name spelled like an old class (``trainer``,
-        ``self.cluster_environment``: that class for sure, a subclass maybe). A value of an
-        unrelated class is ``OTHER``; anything else is ``None``.
+        ``self.cluster_environment``: that class for sure, a subclass maybe); ``"config"`` for
+        such a name reached through a configuration object (``cfg.trainer``: maybe a config
+        section, so a rename would be a guess). A value of an unrelated class is ``OTHER``;
+        anything else is ``None``.
         """
         if isinstance(expr, cst.Name):
             return self._name_receiver(expr, scope, depth, new)
         if isinstance(expr, cst.Attribute):
-            return self.table.snakes.get(expr.attr.value), "named"
+            root = expr.value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            config = isinstance(root, cst.Name) and root.value.lower().strip("_") in CONFIG_NAMES
+            return self.table.snakes.get(expr.attr.value), "config" if config else "named"
         if isinstance(expr, cst.Call):
             return (self.class_origin(expr.func, scope, new) if not _is_super(expr) else None), "exact"
         if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.List, cst.Dict, cst.Tuple)):

@@ -21,6 +21,7 @@ import libcst as cst
 from compat.renames import Rename
 
 from ._context import OTHER, Context
+from ._facts import OLD_ONLY_MEMBERS
 from ._scopes import ClassInfo, FunctionInfo, Scope
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ def member_sites(ctx: Context) -> list[MemberSite]:
     table = ctx.table
     sites: list[MemberSite] = []
     functions = {id(f.body.node): f for f in ctx.analysis.functions}
+    # Member names that classes of this file define themselves are theirs, not the old API's.
+    own = {name for c in ctx.analysis.classes if ctx.user_old(c) is None for name in c.body.bindings}
     for info in ctx.analysis.functions:
         old = ctx.user_old(info.cls)
         name = info.node.name.value
@@ -100,13 +103,13 @@ def member_sites(ctx: Context) -> list[MemberSite]:
         if isinstance(origin, str):
             entries = table.member_entries(name, origin)
             if entries:
-                sites.append(MemberSite(attribute, kind, scope, entries, True, call, method))
+                sites.append(MemberSite(attribute, kind, scope, entries, sure != "config", call, method))
             elif sure != "exact" and (entries := table.member_entries(name, origin, open=True)):
                 # A member of a subclass: declared (annotation) counts as known; a name that
                 # only looks like the base class (`plugin`) may hold it, so it gets a TODO.
                 known = sure == "open"
                 sites.append(MemberSite(attribute, kind, scope, entries, known, call, method))
-        elif origin is not OTHER and ctx.uses_old_api:
+        elif origin is not OTHER and (ctx.uses_old_api or (name in OLD_ONLY_MEMBERS and name not in own)):
             sites.append(MemberSite(attribute, kind, scope, list(table.members[name]), False, call, method))
     ctx.member_sites = sites
     return sites

@@ -45,6 +45,7 @@ class Rule(enum.StrEnum):
     CM007 = "CM007"
     CM008 = "CM008"
     CM009 = "CM009"
+    CM010 = "CM010"
 
     def todo(self, hint: str) -> str:
         """The full comment for one site: the prefix, this id, then the hint on one line."""

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from compat import renames
 from compat.renames import TARGETS, Kind, Rename
 
+from ._facts import OLD_ONLY_MEMBERS
+
 __all__ = ["Index", "NewName", "index", "snake", "split_qualname"]
 
 _OBJECTS = (Kind.CLASS, Kind.FUNCTION)
@@ -197,6 +199,8 @@ class Index:
         alternatives.append(r"\b(?:from|import)\s+(?:{})\b".format("|".join(map(re.escape, self.roots))))
         if members and receivers:
             alternatives.append(rf"\b(?:{receivers})\s*\.\s*(?:{members})\b")
+        if only := "|".join(sorted(OLD_ONLY_MEMBERS & set(self.members))):
+            alternatives.append(rf"\.\s*(?:{only})\b")
         return "|".join(alternatives)
 
 

@@ -19,8 +19,8 @@ from ._cm006_argument_edits import (
     quote_of,
     template,
 )
+from ._cm006_launch import keep_launch
 from ._context import Context
-from ._facts import cpu_count_default, spawn_strategy, spawns_by_count
 from ._layout import comments
 from ._rule import Rule, RuleCommand
 
@@ -80,7 +80,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             op = self._op(ctx, site, info)
             if op is not None:
                 ops[info.index] = op
-        self._launch(ctx, site, ops)
+        keep_launch(ctx, site, ops, self.RULE, self.target)
         if not ops and not names:
             return
         self._supersede(ops)
@@ -108,31 +108,6 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             arg = site.call.args[index]
             ctx.answered.add(id(arg))
             ctx.edits.report(arg, self.RULE, message(module, plain.args[index], op), op.entry)
-
-    def _launch(self, ctx: Context, site: CallSite, ops: dict[int, ArgOp]) -> None:
-        """Keep how 1.x launched CPU processes: spawned, and one per CPU for ``ddp_cpu``."""
-        keywords = frozenset(site.names.values())
-        for index, op in list(ops.items()):
-            arg, name = site.call.args[index], site.names.get(index, "")
-            if op.kind != "expand":
-                continue
-            if op.entry.kind is Kind.ARGUMENT_VALUE and cpu_count_default(op.entry.value or "", keywords):
-                hint = (
-                    f"1.x started one process per CPU (`os.cpu_count()`) for `{name}={op.entry.value!r}` "
-                    "with no process count; the new default is one: pass `devices=os.cpu_count()` to keep that"
-                )
-                ctx.edits.todo(site.call, self.RULE, hint, op.entry)
-            elif op.entry.kind is Kind.ARGUMENT and spawns_by_count(name, keywords):
-                spawn = spawn_strategy(self.target)
-                count = arg.value.evaluated_value if isinstance(arg.value, cst.Integer) else None
-                if count is not None and count > 1:
-                    ops[index] = replace(op, template=(*op.template, *template(f"strategy={spawn!r}")))
-                elif count is None:
-                    hint = (
-                        f"1.x spawned the `{name}=` processes on CPU (`{spawn}`) when more than one; several "
-                        f"devices now re-run the script (`ddp`): add `strategy={spawn!r}` if this can exceed 1"
-                    )
-                    ctx.edits.todo(arg, self.RULE, hint, op.entry)
 
     @staticmethod
     def _unbound_hint(site: CallSite) -> str:
