@@ -11,7 +11,7 @@ import libcst as cst
 from compat.renames import Rename
 
 from ._context import Context
-from ._facts import old_positional
+from ._facts import old_positional, removed_classmethod
 from ._scopes import Scope
 
 __all__ = ["ArgInfo", "CallSite", "call_sites", "literal"]
@@ -78,6 +78,11 @@ def literal(node: cst.BaseExpression) -> str | None:
 def _may_be_class(func: cst.BaseExpression) -> bool:
     """A cheap filter: class names are CapWords; ``super().__init__`` is the other form."""
     name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+    if isinstance(func, cst.Attribute) and not name[:1].isupper():
+        owner = func.value  # `Trainer.from_argparse_args(...)`
+        owner_name = owner.attr.value if isinstance(owner, cst.Attribute) else getattr(owner, "value", "")
+        if isinstance(owner_name, str) and owner_name[:1].isupper():
+            return True
     return isinstance(name, str) and (name[:1].isupper() or name == "__init__")
 
 
@@ -90,6 +95,11 @@ def _origin(ctx: Context, call: cst.Call, scope: Scope) -> tuple[str | None, boo
         direct = len(bases) == 1 and ctx.table.canonical(ctx.qualname(bases[0].value, cls.scope) or "") == old  # type: ignore[union-attr]
         return old, direct
     origin = ctx.class_origin(func, scope)
+    if isinstance(func, cst.Attribute) and not isinstance(origin, str):
+        # `Trainer.from_argparse_args(args, gpus=2)`: its keywords are the class's keywords
+        owner = ctx.class_origin(func.value, scope)
+        if isinstance(owner, str) and removed_classmethod(owner, func.attr.value):
+            return owner, False
     if not isinstance(origin, str):
         return None, False
     return origin, ctx.table.canonical(ctx.qualname(func, scope) or "") == origin

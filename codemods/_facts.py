@@ -22,7 +22,7 @@ __all__ = [
     "new_is_subclass",
     "new_signature",
     "old_keywords",
-    "old_positional",
+    "old_positional", "removed_classmethod",
     "spawn_strategy",
     "spawns_by_count",
     "super_required",
@@ -269,3 +269,22 @@ OLD_ONLY_MEMBERS = frozenset({
 
 #: Names of configuration objects: ``cfg.trainer`` is likely a config section, not a Trainer.
 CONFIG_NAMES = frozenset({"cfg", "conf", "config", "configs", "args", "hparams", "opt", "opts", "options", "params", "settings"})
+
+
+#: Class-level helpers of old classes that neither target has (``Trainer.from_argparse_args``).
+_REMOVED_CLASSMETHODS = {
+    "pytorch_lightning.Trainer": {
+        "from_argparse_args": (
+            "`Trainer.from_argparse_args` is gone: build the keywords yourself "
+            "(`Trainer(**{k: v for k, v in vars(args).items() if k in <the keywords you use>})`), "
+            "with the new names (gpus -> accelerator/devices, ...)"
+        ),
+        "add_argparse_args": "`Trainer.add_argparse_args` is gone: add the arguments you use to the parser yourself",
+        "parse_argparser": "`Trainer.parse_argparser` is gone: parse with argparse directly",
+    },
+}
+
+
+def removed_classmethod(canon: str, name: str) -> str | None:
+    """Why ``OldClass.name`` has no replacement (``None``: it is not one of those)."""
+    return _REMOVED_CLASSMETHODS.get(canon, {}).get(name)

@@ -6,7 +6,13 @@ import libcst as cst
 
 from ._calls import CallSite, call_sites
 from ._context import Context
-from ._facts import NewSignature, new_signature, old_keywords, trainer
+from ._facts import (
+    NewSignature,
+    new_signature,
+    old_keywords,
+    removed_classmethod,
+    trainer,
+)
 from ._rule import Rule, RuleCommand
 
 __all__ = ["CheckNewSignaturesCommand"]
@@ -21,7 +27,8 @@ class CheckNewSignaturesCommand(RuleCommand):
     for the target. Keywords the table rewrites are CM006's and CM007's; a keyword that went
     through ``**kwargs`` (to ``DistributedDataParallel``) before and still does is kept;
     ``**kwargs`` passed to a class that checks its keywords gets a TODO, as its keys cannot be
-    seen. A keyword that the target's ``Trainer`` takes says so.
+    seen. A keyword that the target's ``Trainer`` takes says so. Class helpers that neither
+    target has (``Trainer.from_argparse_args``) get a TODO; CM006 still rewrites their keywords.
 
     Before::
 
@@ -47,6 +54,10 @@ class CheckNewSignaturesCommand(RuleCommand):
     RUNS_AFTER = (Rule.CM006,)
 
     def run(self, ctx: Context) -> None:
+        for attribute, scope, _ in ctx.analysis.attributes:
+            owner = ctx.class_origin(attribute.value, scope) if attribute.attr.value[:1].islower() else None
+            if isinstance(owner, str) and (reason := removed_classmethod(owner, attribute.attr.value)):
+                ctx.edits.todo(attribute, self.RULE, reason)
         driver = trainer(self.target)
         driver_signature = new_signature(driver)
         for site in call_sites(ctx):
