@@ -22,6 +22,7 @@ from .cm007_manual_todos import MarkManualMigrationsCommand
 from .cm008_new_signatures import CheckNewSignaturesCommand
 from .cm009_type_checks import KeepTypeChecksCommand
 from .cm010_dotted_paths import RewriteDottedPathsCommand
+from .cm011_uncalled_hooks import MarkUncalledHooksCommand
 
 if TYPE_CHECKING:
     from libcst.codemod import Codemod, CodemodContext
@@ -42,6 +43,7 @@ RULES: dict[Rule, type[RuleCommand]] = {
         CheckNewSignaturesCommand,
         KeepTypeChecksCommand,
         RewriteDottedPathsCommand,
+        MarkUncalledHooksCommand,
     )
 }
 

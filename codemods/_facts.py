@@ -288,3 +288,86 @@ _REMOVED_CLASSMETHODS = {
 def removed_classmethod(canon: str, name: str) -> str | None:
     """Why ``OldClass.name`` has no replacement (``None``: it is not one of those)."""
     return _REMOVED_CLASSMETHODS.get(canon, {}).get(name)
+
+
+def _hooks(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Hooks of the 1.5.10 bases (ModelHooks, DataHooks, CheckpointHooks, LightningModule, Callback),
+# and the hooks each target's Trainer calls (strategies: TrainModule/Callback; Lightning 2.6).
+_STEP_ENDS = "training_epoch_end validation_epoch_end test_epoch_end training_step_end validation_step_end test_step_end"
+_EVERY_RUN = (
+    "on_fit_end on_fit_start on_test_batch_end on_test_batch_start on_test_end on_test_epoch_end "
+    "on_test_epoch_start on_test_start on_train_batch_end on_train_batch_start on_train_end "
+    "on_train_epoch_end on_train_epoch_start on_train_start on_validation_batch_end "
+    "on_validation_batch_start on_validation_end on_validation_epoch_end on_validation_epoch_start "
+    "on_validation_start on_predict_batch_end on_predict_batch_start on_predict_end "
+    "on_predict_epoch_end on_predict_epoch_start on_predict_start on_after_backward on_before_backward "
+    "on_before_optimizer_step on_before_zero_grad on_load_checkpoint on_save_checkpoint"
+)
+_OLD_HOOKS = {
+    "pytorch_lightning.LightningModule": _hooks(
+        f"{_EVERY_RUN} {_STEP_ENDS} on_after_batch_transfer on_before_batch_transfer on_epoch_end "
+        "on_epoch_start on_post_move_to_device on_predict_dataloader on_predict_model_eval "
+        "on_pretrain_routine_end on_pretrain_routine_start on_test_dataloader on_test_model_eval "
+        "on_test_model_train on_train_dataloader on_val_dataloader on_validation_model_eval "
+        "on_validation_model_train"
+    ),
+    "pytorch_lightning.Callback": _hooks(
+        f"{_EVERY_RUN} on_batch_end on_batch_start on_before_accelerator_backend_setup "
+        "on_configure_sharded_model on_epoch_end on_epoch_start on_exception on_init_end on_init_start "
+        "on_keyboard_interrupt on_pretrain_routine_end on_pretrain_routine_start on_sanity_check_end "
+        "on_sanity_check_start"
+    ),
+}
+_STRATEGIES_RUN = (
+    "on_fit_start on_fit_end on_train_epoch_start on_train_epoch_end on_train_batch_start "
+    "on_train_batch_end on_validation_epoch_end on_test_epoch_end"
+)
+_NEW_HOOKS = {
+    "strategies.TrainModule": _hooks(_STRATEGIES_RUN),
+    "strategies.Callback": _hooks(_STRATEGIES_RUN),
+    "lightning.pytorch.LightningModule": _hooks(
+        f"{_EVERY_RUN} on_after_batch_transfer on_before_batch_transfer on_predict_model_eval "
+        "on_test_model_eval on_test_model_train on_validation_model_eval on_validation_model_train "
+        "on_validation_model_zero_grad"
+    ),
+    "lightning.pytorch.Callback": _hooks(f"{_EVERY_RUN} on_exception on_sanity_check_end on_sanity_check_start"),
+}
+#: Where the code of an old hook goes when the new base has no hook of that name.
+_HOOK_MOVES = {
+    "training_epoch_end": "on_train_epoch_end",
+    "validation_epoch_end": "on_validation_epoch_end",
+    "test_epoch_end": "on_test_epoch_end",
+    "training_step_end": "training_step",
+    "validation_step_end": "validation_step",
+    "test_step_end": "test_step",
+    "on_epoch_start": "on_train_epoch_start",
+    "on_epoch_end": "on_train_epoch_end",
+    "on_batch_start": "on_train_batch_start",
+    "on_batch_end": "on_train_batch_end",
+    "on_pretrain_routine_start": "on_fit_start",
+    "on_pretrain_routine_end": "on_fit_start",
+    "on_keyboard_interrupt": "on_exception",
+    "on_post_move_to_device": "configure_model",
+    "on_train_start": "on_fit_start",
+    "on_train_end": "on_fit_end",
+}
+_EPOCH_OUTPUTS = frozenset({"training_epoch_end", "validation_epoch_end", "test_epoch_end"})
+
+
+def uncalled_hook(old_base: str, new_base: str, name: str) -> str | None:
+    """Where the code of the old hook ``name`` goes when ``new_base``'s Trainer never calls it.
+
+    ``None`` when the hook is still called (or either base is not known here).
+    """
+    old, new = _OLD_HOOKS.get(old_base), _NEW_HOOKS.get(new_base)
+    if old is None or new is None or name not in old or name in new:
+        return None
+    short = new_base.rpartition(".")[2]
+    moved = _HOOK_MOVES.get(name)
+    where = f"move its code to `{moved}`" if moved and moved in new | {"training_step", "validation_step", "test_step", "configure_model"} else "move its code to a hook that still runs, or drop it"
+    if name in _EPOCH_OUTPUTS:
+        where += " (without `outputs`: the step appends what it returns to a list on `self`, the epoch-end hook reads and clears it)"
+    return f"`{name}` is never called on a `{short}`: {where}"
