@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from compat import _catalog
 from compat.renames import NOT_RENAMED, OLD_VALUE, PACKAGE_REMOVAL, RENAMES, Kind, Rename
 
 __all__ = ["DOCS_PATH", "render_migration_md", "main"]
@@ -96,6 +97,12 @@ def _new_name(entry: Rename, target: str, objects: dict[str, Rename]) -> str:
         arguments = new if "=" in new else f"{new}={OLD_VALUE}"
         return f"`{owner_name}({arguments})`"
     suffix = " (property)" if entry.to_property else ""
+    catalog = _catalog.target(target)
+    if owner is not None and not catalog.has_member(owner, new):
+        # Not on the base's replacement: name the subclasses that have it.
+        holders = catalog.subclasses_defining(owner, new)
+        if holders:
+            return ", ".join(f"`{_short(holder)}.{new}`" for holder in holders) + suffix
     return f"`{owner_name}.{new}`{suffix}"
 
 

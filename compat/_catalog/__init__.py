@@ -249,6 +249,21 @@ class Catalog:
                     found.add(name)
         return frozenset(found)
 
+    def subclasses_defining(self, path: str, member: str) -> tuple[str, ...]:
+        """Subclasses of ``path`` in its top-level package that define ``member`` themselves,
+        each by its shortest import path (``lightning.pytorch.strategies.DDPStrategy``)."""
+        base = self.resolve(path)
+        if base is None:
+            return ()
+        package = ".".join(base.split(".")[:2])
+        found = []
+        for candidate in self._classes:
+            if candidate.startswith(package + ".") and candidate != base and self.is_subclass(candidate, base):
+                info = self._info(candidate)
+                if member in info.methods or member in info.properties or member in info.attributes:
+                    found.append(min(self.exported_as(candidate), key=lambda p: (len(p.split(".")), p)))
+        return tuple(sorted(found))
+
     def classes(self) -> tuple[str, ...]:
         """Every class path as defined, sorted."""
         return tuple(self._classes)
