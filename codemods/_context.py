@@ -44,20 +44,17 @@ class Context:
         self.table = table
         self.user_classes = user_classes
         self.edits = Edits(analysis)
-        #: ids of Name nodes whose reference was rewritten away (their import may become unused).
-        self.consumed: set[int] = set()
-        #: (statement holding the root import, new module, new name) requested by CM002.
-        self.import_requests: list[tuple[cst.CSTNode, str, str]] = []
-        #: the import plan shared by CM001 and CM002 (see ``_imports.import_plan``).
+        # Analyses computed once per file by the first rule that needs them (the functions
+        # named here fill them); the import plan also carries what CM002 asks of CM001.
+        #: see ``_imports.import_plan``.
         self.import_plan: ImportPlan | None = None
-        #: the sites of old member names (see ``_members.member_sites``).
+        #: see ``_members.member_sites``.
         self.member_sites: list[MemberSite] | None = None
-        #: calls of old classes with old keywords (see ``_calls.call_sites``).
+        #: see ``_calls.call_sites``.
         self.call_sites: list[CallSite] | None = None
-        #: ids of nodes a rule already handled, so that CM007 does not mark them again.
-        self.handled: set[int] = set()
-        #: new short names already promised to a qualified name by the import plan.
-        self.scratch_claims: dict[str, str] = {}
+        #: ids of the member sites and call arguments that a rule rewrote or marked, so that
+        #: CM007 (which runs after every other rule) does not mark them again.
+        self.answered: set[int] = set()
         self._class_nodes = {id(info.node): info for info in analysis.classes}
         self._user_old: dict[int, str] = self._resolve_user_classes(False)
         self._user_any: dict[int, str] | None = None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -21,6 +22,9 @@ from compat.renames import Rename
 
 from ._context import OTHER, Context
 from ._scopes import ClassInfo, FunctionInfo, Scope
+
+if TYPE_CHECKING:
+    from ._rule import Rule
 
 __all__ = [
     "MemberSite", "choose", "defines", "distinctive", "member_sites", "message", "pick",
@@ -150,19 +154,19 @@ def defines(info: ClassInfo | None, name: str) -> bool:
     return info is not None and name in info.body.bindings
 
 
-def rename_attribute(ctx: Context, site: MemberSite, new: str, rule: str, entry: Rename) -> None:
+def rename_attribute(ctx: Context, site: MemberSite, new: str, rule: Rule, entry: Rename) -> None:
     """``receiver.old`` -> ``receiver.new``."""
     assert isinstance(site.node, cst.Attribute)
     ctx.edits.replace(
         site.node.attr, lambda n, v=new: n.with_changes(value=v), rule, message(ctx, entry), site.node, entry
     )
-    ctx.handled.add(id(site.node))
+    ctx.answered.add(id(site.node))
 
 
-def rename_def(ctx: Context, site: MemberSite, new: str, rule: str, entry: Rename) -> bool:
+def rename_def(ctx: Context, site: MemberSite, new: str, rule: Rule, entry: Rename) -> bool:
     """``def old(...)`` -> ``def new(...)``; a TODO instead when the class already has ``new``."""
     assert isinstance(site.node, cst.FunctionDef)
-    ctx.handled.add(id(site.node))
+    ctx.answered.add(id(site.node))
     if new != site.node.name.value and defines(site.cls, new):
         hint = f"both `{site.node.name.value}` and `{new}` are defined: merge the old override into `{new}`"
         ctx.edits.todo(site.node.name, rule, hint, entry)

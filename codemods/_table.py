@@ -7,11 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from compat import renames
-from compat.renames import Kind, Rename
+from compat.renames import TARGETS, Kind, Rename
 
-__all__ = ["TARGETS", "Index", "NewName", "index", "snake", "split_qualname"]
+__all__ = ["Index", "NewName", "index", "snake", "split_qualname"]
 
-TARGETS = ("strategies", "lightning")
 _OBJECTS = (Kind.CLASS, Kind.FUNCTION)
 _MEMBERS = (Kind.METHOD, Kind.PROPERTY, Kind.HOOK, Kind.ATTRIBUTE)
 

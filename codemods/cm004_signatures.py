@@ -6,9 +6,16 @@ import libcst as cst
 
 from compat.renames import Rename
 
-from ._base import RuleCommand
+from ._cm004_signature_edits import (
+    add_property,
+    call_to_attribute,
+    drop_args,
+    drop_params,
+    dropped_args,
+    prepend_assignments,
+    replacement,
+)
 from ._context import Context
-from ._ids import Rule
 from ._members import (
     MemberSite,
     choose,
@@ -18,16 +25,8 @@ from ._members import (
     rename_def,
     unknown_hint,
 )
+from ._rule import Rule, RuleCommand
 from ._scopes import dotted
-from ._signatures import (
-    add_property,
-    call_to_attribute,
-    drop_args,
-    drop_params,
-    dropped_args,
-    prepend_assignments,
-    replacement,
-)
 
 __all__ = ["ChangeMemberSignaturesCommand"]
 
@@ -183,7 +182,7 @@ class ChangeMemberSignaturesCommand(RuleCommand):
                 attribute,
                 entry,
             )
-            ctx.handled.add(id(attribute))
+            ctx.answered.add(id(attribute))
             return
         names = [old for old, _ in entry.params]
         if call is not None:
@@ -202,7 +201,7 @@ class ChangeMemberSignaturesCommand(RuleCommand):
             attribute,
             entry,
         )
-        ctx.handled.add(id(attribute))
+        ctx.answered.add(id(attribute))
 
 
 def _only_pass_through(call: cst.Call, names: list[str]) -> bool:

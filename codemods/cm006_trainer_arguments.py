@@ -8,12 +8,19 @@ import libcst as cst
 
 from compat.renames import Kind, Rename
 
-from ._arguments import ArgOp, apply_ops, conflict, falsy, message, quote_of, template
-from ._base import RuleCommand
 from ._calls import ArgInfo, CallSite, call_sites, literal
+from ._cm006_argument_edits import (
+    ArgOp,
+    apply_ops,
+    conflict,
+    falsy,
+    message,
+    quote_of,
+    template,
+)
 from ._context import Context
-from ._ids import Rule
 from ._layout import comments
+from ._rule import Rule, RuleCommand
 
 __all__ = ["RewriteTrainerArgumentsCommand"]
 
@@ -65,7 +72,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             ctx.edits.todo(
                 site.call, self.RULE, f"after migration these keywords conflict: {clash}; merge them by hand"
             )
-            ctx.handled.update(id(info.arg) for info in site.args)
+            ctx.answered.update(id(info.arg) for info in site.args)
             return
         quote = quote_of(site.call) or ctx.analysis.quote
         for index, op in ops.items():
@@ -76,7 +83,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         ctx.edits.replace(site.call, lambda n, o=ops, q=quote: apply_ops(n, o, q), self.RULE, None)
         for index, op in ops.items():
             arg = site.call.args[index]
-            ctx.handled.add(id(arg))
+            ctx.answered.add(id(arg))
             ctx.edits.report(arg, self.RULE, message(module, arg, op), op.entry)
 
     @staticmethod
@@ -128,7 +135,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             where = " or ".join(f"`{n}=`" for n in sorted(news))
             hint = f"`{kw}=` no longer takes {olds}: if this value can be one of them, pass it as {where}"
             ctx.edits.todo(arg, self.RULE, hint)
-            ctx.handled.add(id(arg))
+            ctx.answered.add(id(arg))
         return None
 
     @staticmethod
@@ -146,7 +153,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                 unknown += 1
         already = any(a.keyword is not None and a.keyword.value == keyword for a in site.call.args)
         if not members and not unknown:
-            ctx.handled.add(id(info.arg))  # nothing of that kind in there: nothing to do
+            ctx.answered.add(id(info.arg))  # nothing of that kind in there: nothing to do
             return None
         if len(members) != 1 or unknown or already:
             return None

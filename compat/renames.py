@@ -36,6 +36,7 @@ __all__ = [
     "PACKAGE_REMOVAL",
     "NOT_RENAMED",
     "OLD_VALUE",
+    "TARGETS",
     "compat_path",
     "lookup",
 ]
@@ -45,6 +46,9 @@ PACKAGE_REMOVAL = "1.0"
 
 # ``renamed_in`` of an entry whose name Lightning kept (only ``strategies`` renames it).
 NOT_RENAMED = "-"
+
+# The migration targets, one column of the table each (``--target``).
+TARGETS = ("strategies", "lightning")
 
 # In an ``ARGUMENT`` target written as ``key=value, ...``: where the old argument's value goes.
 OLD_VALUE = "..."
@@ -125,8 +129,8 @@ class Rename:
 
     def target(self, target: str) -> str | None:
         """The new name for ``target`` (``"strategies"`` or ``"lightning"``)."""
-        if target not in ("strategies", "lightning"):
-            raise ValueError(f"unknown target `{target}`: expected 'strategies' or 'lightning'")
+        if target not in TARGETS:
+            raise ValueError(f"unknown target `{target}`: expected one of {', '.join(TARGETS)}")
         return self.strategies if target == "strategies" else self.lightning
 
     def automatic_for(self, target: str) -> bool:
