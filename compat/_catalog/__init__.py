@@ -35,7 +35,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
-    "Catalog", "ClassInfo", "NAMES", "OLD", "Param", "ParamKind", "Signature", "TARGETS", "load", "old_with",
+    "NAMES",
+    "OLD",
+    "OLD_PACKAGE",
+    "TARGETS",
+    "Catalog",
+    "ClassInfo",
+    "Param",
+    "ParamKind",
+    "Signature",
+    "load",
+    "old_with",
     "target",
 ]
 
@@ -45,6 +55,8 @@ _DIR = Path(__file__).resolve().parent
 OLD: tuple[str, ...] = ("pytorch_lightning-1.2", "pytorch_lightning-1.3", "pytorch_lightning-1.4",
                         "pytorch_lightning-1.5")
 TARGETS: dict[str, str] = {"strategies": "strategies", "lightning": "lightning-2.6"}
+#: The old releases' package; Lightning 2.x still ships a package of that name besides ``lightning``.
+OLD_PACKAGE = "pytorch_lightning"
 NAMES: tuple[str, ...] = (*OLD, *TARGETS.values())
 
 
@@ -138,6 +150,7 @@ class ClassInfo:
     properties: frozenset[str]
     attributes: frozenset[str]
     uncalled: frozenset[str]
+    abstract: frozenset[str] = frozenset()
 
 
 class Catalog:
@@ -152,6 +165,9 @@ class Catalog:
         self.strategy_names: frozenset[str] = frozenset(data.get("strategy_names", ()))
         self._exports: dict[str, str] = data["exports"]
         self._classes: dict[str, dict] = data["classes"]
+        self._infos: dict[str, ClassInfo | None] = {}
+        self._mros: dict[str, tuple[str, ...]] = {}
+        self._hooks: dict[str, frozenset[str]] = {}
 
     def __repr__(self) -> str:
         return f"Catalog({self.name!r}: {self.distribution} {self.version})"
@@ -165,9 +181,13 @@ class Catalog:
         """Whether ``path`` is a class (at any path it is exported at) or a module."""
         return self.resolve(path) is not None or path in self.modules
 
-    @functools.lru_cache(maxsize=None)
     def cls(self, path: str) -> ClassInfo | None:
         """The class at ``path`` as defined, or ``None``."""
+        if path not in self._infos:
+            self._infos[path] = self._read(path)
+        return self._infos[path]
+
+    def _read(self, path: str) -> ClassInfo | None:
         resolved = self.resolve(path)
         if resolved is None:
             return None
@@ -175,11 +195,13 @@ class Catalog:
         return ClassInfo(
             resolved, tuple(entry["bases"]), dict(entry.get("methods", {})), frozenset(entry.get("properties", ())),
             frozenset(entry.get("attributes", ())), frozenset(entry.get("uncalled", ())),
+            frozenset(entry.get("abstract", ())),
         )
 
-    @functools.lru_cache(maxsize=None)
     def mro(self, path: str) -> tuple[str, ...]:
         """The class and its bases known to this catalog, nearest first (depth-first, no repeats)."""
+        if path in self._mros:
+            return self._mros[path]
         order: list[str] = []
 
         def visit(current: str) -> None:
@@ -191,7 +213,8 @@ class Catalog:
                 visit(base)
 
         visit(path)
-        return tuple(order)
+        self._mros[path] = tuple(order)
+        return self._mros[path]
 
     def is_subclass(self, path: str, base: str) -> bool:
         """Whether the class ``path`` derives from ``base`` (both in this catalog)."""
@@ -229,7 +252,6 @@ class Catalog:
                 return current
         return None
 
-    @functools.lru_cache(maxsize=None)
     def hooks(self, path: str) -> frozenset[str]:
         """Methods and properties of ``path`` (through its bases) that the framework calls.
 
@@ -237,6 +259,8 @@ class Catalog:
         ``def`` (a call, ``getattr``/``call_hook`` string, or attribute access). An override of
         a name outside this set in a subclass is dead code on this API.
         """
+        if path in self._hooks:
+            return self._hooks[path]
         found: set[str] = set()
         seen: set[str] = set()
         for current in self.mro(path):
@@ -247,7 +271,8 @@ class Catalog:
                 seen.add(name)
                 if name not in info.uncalled and not (name.startswith("__") and name.endswith("__")):
                     found.add(name)
-        return frozenset(found)
+        self._hooks[path] = frozenset(found)
+        return self._hooks[path]
 
     def subclasses_defining(self, path: str, member: str) -> tuple[str, ...]:
         """Subclasses of ``path`` in its top-level package that define ``member`` themselves,
@@ -263,6 +288,18 @@ class Catalog:
                 if member in info.methods or member in info.properties or member in info.attributes:
                     found.append(min(self.exported_as(candidate), key=lambda p: (len(p.split(".")), p)))
         return tuple(sorted(found))
+
+    def abstract(self, path: str) -> frozenset[str]:
+        """Abstract members of ``path`` that no class in its MRO implements: what a concrete
+        subclass must define."""
+        required: set[str] = set()
+        implemented: set[str] = set()
+        for current in reversed(self.mro(path)):  # farthest base first
+            info = self._info(current)
+            defined = set(info.methods) | info.properties
+            required = (required - (defined - info.abstract)) | set(info.abstract)
+            implemented |= defined - info.abstract
+        return frozenset(required)
 
     def classes(self) -> tuple[str, ...]:
         """Every class path as defined, sorted."""
@@ -281,12 +318,12 @@ class Catalog:
         return info
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parse_signature(text: str) -> Signature:
     return Signature.parse(text)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(name: str) -> Catalog:
     """The catalog called ``name`` (one of :data:`NAMES`)."""
     if name not in NAMES:

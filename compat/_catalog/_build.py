@@ -15,7 +15,8 @@ What is read, and how:
 For every module-level class: its bases (resolved to the defining module's path), its methods
 with their signatures (annotations dropped, defaults kept as source text), properties, class and
 instance attributes (``self.x = ...``), and the methods no code in the package ever names
-(``uncalled``: a hook of the base that the framework never calls). Assignments to
+(``uncalled``: a hook of the base that the framework never calls), and the abstract ones
+(``@abstractmethod``: a subclass must define them). Assignments to
 ``trainer.x``/``self.trainer.x`` anywhere in the package count as attributes of the Trainer
 class (1.x connectors set Trainer state that way).
 """
@@ -264,8 +265,12 @@ def _class_entry(resolver: _Resolver, module: _Module, node: ast.ClassDef, refer
     methods: dict[str, str] = {}
     properties: set[str] = set()
     attributes: set[str] = set()
+    abstract: set[str] = set()
     for item in node.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(ast.unparse(d).rpartition(".")[2] in {"abstractmethod", "abstractproperty"}
+                   for d in item.decorator_list):
+                abstract.add(item.name)
             if _is_property(item):
                 properties.add(item.name)
             else:
@@ -291,6 +296,8 @@ def _class_entry(resolver: _Resolver, module: _Module, node: ast.ClassDef, refer
         if name not in referenced and not (name.startswith("__") and name.endswith("__"))
     )
     entry: dict = {"bases": [resolver.expression(module, base) for base in node.bases]}
+    if abstract:
+        entry["abstract"] = sorted(abstract)
     if methods:
         entry["methods"] = dict(sorted(methods.items()))
     if properties:
