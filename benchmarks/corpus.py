@@ -103,8 +103,8 @@ def old_api_sites(text: str) -> list[tuple[int, str]]:
     return sorted(sites)
 
 
-def extract(dest: Path) -> tuple[list[Path], list[str]]:
-    """Unpack the old-API files of every corpus package under ``dest``.
+def extract(dest: Path, everything: bool = False) -> tuple[list[Path], list[str]]:
+    """Unpack the old-API files (``everything``: all Python files) of every corpus package under ``dest``.
 
     Returns:
         The files written, and one line per package that could not be fetched (offline).
@@ -122,7 +122,7 @@ def extract(dest: Path) -> tuple[list[Path], list[str]]:
                 if not (name.endswith(".py") and name.startswith(roots)):
                     continue
                 text = archive.read(name).decode("utf-8", errors="replace")
-                if uses_old_api(text):
+                if everything or uses_old_api(text):
                     target = dest / name
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_text(text, encoding="utf-8")
