@@ -8,6 +8,7 @@ from __future__ import annotations
 from ._api import RULES, Result, as_codemod, migrate_source, prescan
 from ._classes import class_bases, resolve_user_classes
 from ._edits import Change
+from ._lightning import NAMESPACES, declared_namespace
 from ._rule import TARGETS, TODO_PREFIX, Rule
 
 __all__ = [
@@ -15,10 +16,12 @@ __all__ = [
     "TARGETS",
     "TODO_PREFIX",
     "Change",
+    "NAMESPACES",
     "Result",
     "Rule",
     "as_codemod",
     "class_bases",
+    "declared_namespace",
     "migrate_source",
     "prescan",
     "resolve_user_classes",

@@ -123,6 +123,7 @@ def migrate_source(
     select: Collection[str] | None = None,
     ignore: Collection[str] = (),
     user_classes: Mapping[str, str] | None = None,
+    lightning_namespace: str | None = None,
 ) -> Result:
     """Run the selected rules over one file.
 
@@ -133,6 +134,9 @@ def migrate_source(
         select: rule ids or prefixes to run (default: all); ``ignore``: ids or prefixes to skip.
         user_classes: user class qualname -> old class it derives from, across the tree
             (:func:`resolve_user_classes`), so subclasses of subclasses are migrated too.
+        lightning_namespace: for ``target="lightning"``, the package every Lightning name of the
+            file is imported from: ``"lightning.pytorch"`` (the default) or ``"pytorch_lightning"``
+            (see :mod:`codemods._lightning`).
 
     Returns:
         The migrated code and its changes; running it again changes nothing.
@@ -145,7 +149,8 @@ def migrate_source(
     rules = select_rules(select, ignore)
     tree = cst.parse_module(source)
     _, code, changes, _ = run_rules(
-        tree, rules, module=module, target=target, user_classes=user_classes, source=source
+        tree, rules, module=module, target=target, user_classes=user_classes, source=source,
+        lightning_namespace=lightning_namespace,
     )
     assert code is not None
     return Result(code, tuple(changes), code != source)

@@ -92,11 +92,14 @@ def run_rules(
     target: str = "strategies",
     user_classes: Mapping[str, str] | None = None,
     source: str | None = None,
+    lightning_namespace: str | None = None,
 ) -> tuple[cst.Module, str | None, list[Change], set[Rename]]:
     """Run ``rules`` (already ordered) over ``tree`` in one shared pass.
 
     Args:
         source: the text ``tree`` was parsed from; given, the new code is spliced into it.
+        lightning_namespace: for the Lightning target, the package the file's Lightning imports
+            end up in (:func:`codemods._lightning.finish_lightning`, run after the rules).
 
     Returns:
         The new module, its code (``None`` without ``source``), the changes in source order,
@@ -106,6 +109,13 @@ def run_rules(
     for rule in rules:
         rule(target=target, user_classes=user_classes).run(ctx)
     module_node, code, changes = ctx.edits.finish(source)
+    if target == "lightning":
+        from ._lightning import finish_lightning  # it needs Rule from here
+
+        module_node, code, more = finish_lightning(
+            module_node, code, lightning_namespace, {rule.RULE for rule in rules}, source or tree.code
+        )
+        changes = [*changes, *more]
     return module_node, code, changes, ctx.edits.used
 
 

@@ -342,8 +342,9 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.DataParallelPlugin",
         strategies="strategies.DataParallelStrategy",
-        lightning="lightning.pytorch.strategies.DataParallelStrategy",
+        lightning=None,
         renamed_in="1.6", row=63,
+        hint="Lightning 2.x has no DataParallel strategy: use DDPStrategy there (one process per device)",
         bases=("pytorch_lightning.plugins.ParallelPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.DataParallelPlugin",
@@ -455,7 +456,7 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.NativeMixedPrecisionPlugin",
         strategies="strategies.MixedPrecision",
-        lightning="lightning.pytorch.plugins.precision.MixedPrecisionPlugin",
+        lightning="lightning.pytorch.plugins.precision.MixedPrecision",
         renamed_in="1.9", row=72, automatic=False,
         bases=("pytorch_lightning.plugins.MixedPrecisionPlugin",),
         aliases=(
@@ -484,7 +485,7 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.ShardedNativeMixedPrecisionPlugin",
         strategies=None,
-        lightning="lightning.pytorch.plugins.precision.FSDPPrecisionPlugin",
+        lightning="lightning.pytorch.plugins.precision.FSDPPrecision",
         renamed_in="1.9", row=74, automatic=False,
         bases=("pytorch_lightning.plugins.NativeMixedPrecisionPlugin",),
         aliases=(
@@ -502,7 +503,7 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.FullyShardedNativeMixedPrecisionPlugin",
         strategies=None,
-        lightning="lightning.pytorch.plugins.precision.FSDPPrecisionPlugin",
+        lightning="lightning.pytorch.plugins.precision.FSDPPrecision",
         renamed_in="1.9", row=74, automatic=False,
         bases=("pytorch_lightning.plugins.NativeMixedPrecisionPlugin",),
         aliases=(
@@ -520,7 +521,7 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.TPUHalfPrecisionPlugin",
         strategies=None,
-        lightning="lightning.pytorch.plugins.precision.XLAPrecisionPlugin",
+        lightning="lightning.pytorch.plugins.precision.XLAPrecision",
         renamed_in="1.5", row=75, automatic=False,
         bases=("pytorch_lightning.plugins.PrecisionPlugin",),
         aliases=(
@@ -540,8 +541,8 @@ RENAMES: tuple[Rename, ...] = (
             "pytorch_lightning.trainer.trainer.Trainer",
         ),
         hint=(
-            "check the arguments: an option strategies.Trainer does not take (loggers, ...) is a "
-            "TypeError at construction (docs/strategies.md lists them)"
+            "check the arguments: a keyword the new Trainer does not take (loggers, ...) is a "
+            "TypeError at construction (`help(strategies.Trainer)` lists the ones it takes)"
         ),
     ),
     Rename(
@@ -600,8 +601,8 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.PrecisionPlugin",
         strategies="strategies.Precision",
-        lightning="lightning.pytorch.plugins.precision.PrecisionPlugin",
-        renamed_in="-",
+        lightning="lightning.pytorch.plugins.precision.Precision",
+        renamed_in="2.1",
         bases=("pytorch_lightning.plugins.Plugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.PrecisionPlugin",
@@ -612,8 +613,8 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.MixedPrecisionPlugin",
         strategies="strategies.MixedPrecision",
-        lightning="lightning.pytorch.plugins.precision.MixedPrecisionPlugin",
-        renamed_in="-", automatic=False,
+        lightning="lightning.pytorch.plugins.precision.MixedPrecision",
+        renamed_in="2.1", automatic=False,
         bases=("pytorch_lightning.plugins.PrecisionPlugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.MixedPrecisionPlugin",
@@ -628,8 +629,8 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.DeepSpeedPrecisionPlugin",
         strategies=None,
-        lightning="lightning.pytorch.plugins.precision.DeepSpeedPrecisionPlugin",
-        renamed_in="-", automatic=False,
+        lightning="lightning.pytorch.plugins.precision.DeepSpeedPrecision",
+        renamed_in="2.1", automatic=False,
         bases=("pytorch_lightning.plugins.PrecisionPlugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.DeepSpeedPrecisionPlugin",
@@ -1296,12 +1297,13 @@ RENAMES: tuple[Rename, ...] = (
         Kind.PROPERTY,
         "pytorch_lightning.plugins.ParallelPlugin",
         member="torch_distributed_backend",
-        strategies=None,
-        lightning=None,
+        strategies="process_group_backend",
+        lightning="process_group_backend",
         renamed_in="1.6", row=23, automatic=False,
         hint=(
-            "strategies picks nccl on CUDA and gloo on CPU; in Lightning pass "
-            "DDPStrategy(process_group_backend=...) instead of PL_TORCH_DISTRIBUTED_BACKEND"
+            "pass DDPStrategy(process_group_backend=...) instead of setting "
+            "PL_TORCH_DISTRIBUTED_BACKEND (default: nccl on CUDA, gloo on CPU); in Lightning only "
+            "DDP/FSDP strategies have it"
         ),
     ),
     Rename(
@@ -1706,7 +1708,8 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.Trainer",
         member="distributed_backend", value="dp",
         strategies="strategy='dp'",
-        lightning="strategy='dp'",
+        lightning=None,
+        hint="Lightning 2.x has no 'dp' strategy: pass strategy='ddp' there (one process per device)",
         renamed_in="1.4", row=1,
     ),
     Rename(
@@ -1780,7 +1783,8 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.Trainer",
         member="accelerator", value="dp",
         strategies="strategy='dp'",
-        lightning="strategy='dp'",
+        lightning=None,
+        hint="Lightning 2.x has no 'dp' strategy: pass strategy='ddp' there (one process per device)",
         renamed_in="1.5", row=2,
     ),
     Rename(

@@ -64,6 +64,7 @@ class Options:
     report: str | None
     out: str | None
     quiet: bool
+    lightning_namespace: str | None = None
 
 
 class _Pool:
@@ -277,7 +278,8 @@ class Runner:
         try:
             user_classes = self.scan(found.files)
             settings = _worker.Settings(
-                options.mode, options.target, options.select, options.ignore, user_classes, out_root
+                options.mode, options.target, options.select, options.ignore, user_classes, out_root,
+                options.lightning_namespace,
             )
             results = self.migrate(found.files, settings)
         finally:
