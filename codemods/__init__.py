@@ -12,11 +12,11 @@ from ._lightning import NAMESPACES, declared_namespace
 from ._rule import TARGETS, TODO_PREFIX, Rule
 
 __all__ = [
+    "NAMESPACES",
     "RULES",
     "TARGETS",
     "TODO_PREFIX",
     "Change",
-    "NAMESPACES",
     "Result",
     "Rule",
     "as_codemod",

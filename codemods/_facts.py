@@ -1,17 +1,19 @@
-"""What the rules know about the old and new APIs beyond names: constructor signatures and the
-new class hierarchy.
+"""What the rules know about the old and new APIs beyond names: signatures, hierarchy, hooks.
 
-The rules ask the functions here, never the data: the data below is a stopgap, read by hand from
-the ``pytorch-lightning`` 1.2.10, 1.3.8, 1.4.9 and 1.5.10 wheels (``ast``), from ``strategies``
-and from ``lightning`` 2.6 (``inspect``), for the classes the table renames automatically. The
-generated catalog of the old and new APIs (branch ``i11-catalog``) replaces it behind the same
-functions. Old names are keyed by the table's ``pytorch_lightning.`` path, new ones by their
-qualified name in the table's target columns.
+The rules ask the functions here, never the data. Old constructor signatures and the new class
+hierarchy come from the catalog (``compat._catalog``: the 1.2-1.5 wheels, ``strategies`` and
+Lightning 2.6). Still data here, to move to the catalog: the new constructors' keywords as the
+rules need them (following ``*args``/``**kwargs`` passthroughs such as ``DDPSpawnStrategy``'s),
+the hooks each Trainer calls, and the behaviour facts of the 1.x accelerator connector.
+Old names are keyed by the table's ``pytorch_lightning.`` path, new ones by their qualified name
+in the table's target columns.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from compat import _catalog
 
 __all__ = [
     "CONFIG_NAMES",
@@ -29,49 +31,6 @@ __all__ = [
     "trainer",
 ]  # fmt: skip
 
-_RELEASES = ("1.2.10", "1.3.8", "1.4.9", "1.5.10")
-_DDP_12 = ("parallel_devices", "num_nodes", "cluster_environment", "sync_batchnorm")
-_DDP_13 = (*_DDP_12, "ddp_comm_state", "ddp_comm_hook", "ddp_comm_wrapper")
-_DDP_15 = (
-    "parallel_devices", "num_nodes", "cluster_environment", "checkpoint_io", "sync_batchnorm",
-    "ddp_comm_state", "ddp_comm_hook", "ddp_comm_wrapper",
-)  # fmt: skip
-_DS_12 = (
-    "zero_optimization", "stage", "cpu_offload", "contiguous_gradients", "overlap_comm",
-    "allgather_partitions", "reduce_scatter", "allgather_bucket_size", "reduce_bucket_size",
-    "zero_allow_untested_optimizer", "config", "logging_level", "num_nodes", "parallel_devices",
-    "cluster_environment", "loss_scale", "initial_scale_power", "loss_scale_window", "hysteresis",
-    "min_loss_scale",
-)  # fmt: skip
-_DS_13 = ("zero_optimization", "stage", "cpu_offload", "cpu_offload_params")
-_DS_14 = ("zero_optimization", "stage", "remote_device", "offload_optimizer")
-
-#: Old class -> its ``__init__`` positional parameters in each release of ``_RELEASES``
-#: (only the leading ones that matter for binding are kept where a release has dozens).
-_OLD_POSITIONAL: dict[str, tuple[tuple[str, ...], ...]] = {
-    "pytorch_lightning.plugins.TrainingTypePlugin": ((), (), (), ("checkpoint_io",)),
-    "pytorch_lightning.plugins.ParallelPlugin": (
-        *(("parallel_devices", "cluster_environment"),) * 3,
-        ("parallel_devices", "cluster_environment", "checkpoint_io"),
-    ),
-    "pytorch_lightning.plugins.SingleDevicePlugin": (("device",),) * 3 + (("device", "checkpoint_io"),),
-    "pytorch_lightning.plugins.DDPPlugin": (_DDP_12, _DDP_13, _DDP_13, (*_DDP_15, "model_averaging_period")),
-    "pytorch_lightning.plugins.DDPSpawnPlugin": (_DDP_12, _DDP_13, _DDP_13, _DDP_15),
-    "pytorch_lightning.plugins.DeepSpeedPlugin": (_DS_12, _DS_13, _DS_14, _DS_14),
-    "pytorch_lightning.plugins.DataParallelPlugin": (("parallel_devices",),) * 3
-    + (("parallel_devices", "checkpoint_io"),),
-}
-
-#: Keyword parameters of old classes beyond the positional ones listed above.
-_OLD_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "pytorch_lightning.plugins.DeepSpeedPlugin": _DS_12 + _DS_13 + _DS_14 + (
-        "cpu_offload_use_pin_memory", "offload_parameters", "offload_params_device", "nvme_path",
-        "logging_batch_size_per_gpu", "partition_activations", "cpu_checkpointing",
-        "contiguous_memory_optimization", "synchronize_checkpoint_boundary", "save_full_weights",
-        "load_full_weights", "partition_module",
-    ),
-    "pytorch_lightning.plugins.DDPPlugin": ("model_averaging_period",),
-}
 
 
 @dataclass(frozen=True)
@@ -153,22 +112,17 @@ _NEW: dict[str, NewSignature] = {
     ),
 }
 
-#: New class -> its direct bases among the new classes (for checks that depend on the hierarchy).
-_NEW_BASES: dict[str, tuple[str, ...]] = {
-    "strategies.ParallelStrategy": ("strategies.Strategy",),
-    "strategies.SingleDeviceStrategy": ("strategies.Strategy",),
-    "strategies.DDPStrategy": ("strategies.ParallelStrategy",),
-    "strategies.DDPSpawnStrategy": ("strategies.DDPStrategy",),
-    "strategies.FSDPStrategy": ("strategies.ParallelStrategy",),
-    "strategies.DeepSpeedStrategy": ("strategies.ParallelStrategy",),
-    "strategies.DataParallelStrategy": ("strategies.ParallelStrategy",),
-    "strategies.MixedPrecision": ("strategies.Precision",),
-    "lightning.pytorch.strategies.ParallelStrategy": ("lightning.pytorch.strategies.Strategy",),
-    "lightning.pytorch.strategies.SingleDeviceStrategy": ("lightning.pytorch.strategies.Strategy",),
-    "lightning.pytorch.strategies.DDPStrategy": ("lightning.pytorch.strategies.ParallelStrategy",),
-    "lightning.pytorch.strategies.FSDPStrategy": ("lightning.pytorch.strategies.ParallelStrategy",),
-    "lightning.pytorch.strategies.DeepSpeedStrategy": ("lightning.pytorch.strategies.DDPStrategy",),
-}
+def _old_signatures(canon: str) -> list[_catalog.Signature]:
+    """The constructor of ``canon`` in each old release that has it (through ``*args`` passthroughs)."""
+    found = []
+    for name in _catalog.OLD:
+        catalog = _catalog.load(name)
+        for cls in catalog.mro(canon) if catalog.has(canon) else ():
+            signature = catalog.signature(cls)
+            if signature is not None and (signature.keywords() or not signature.var_positional):
+                found.append(signature)
+                break
+    return found
 
 
 def old_positional(canon: str) -> tuple[frozenset[str], ...] | None:
@@ -177,8 +131,8 @@ def old_positional(canon: str) -> tuple[frozenset[str], ...] | None:
     ``None`` when the class's signature is not known; a position beyond a release's parameters
     counts as ``"*"`` (that release would have rejected or swallowed the argument).
     """
-    releases = _OLD_POSITIONAL.get(canon)
-    if releases is None:
+    releases = [s.positional() for s in _old_signatures(canon)]
+    if not releases:
         return None
     width = max(len(r) for r in releases)
     return tuple(frozenset(r[i] if i < len(r) else "*" for r in releases) for i in range(width))
@@ -186,9 +140,7 @@ def old_positional(canon: str) -> tuple[frozenset[str], ...] | None:
 
 def old_keywords(canon: str) -> frozenset[str]:
     """Every named parameter of the old constructor in some release (empty when not known)."""
-    return frozenset(name for r in _OLD_POSITIONAL.get(canon, ()) for name in r) | frozenset(
-        _OLD_KEYWORDS.get(canon, ())
-    )
+    return frozenset(name for s in _old_signatures(canon) for name in s.keywords())
 
 
 def new_signature(qualname: str) -> NewSignature | None:
@@ -196,20 +148,19 @@ def new_signature(qualname: str) -> NewSignature | None:
     return _NEW.get(qualname)
 
 
+def _target_catalog(qualname: str) -> _catalog.Catalog:
+    return _catalog.target("strategies" if qualname.startswith("strategies.") else "lightning")
+
+
 def new_hierarchy_known(qualname: str) -> bool:
     """Whether the new class's place in the hierarchy is known (see :func:`new_is_subclass`)."""
-    return qualname in _NEW_BASES or any(qualname in bases for bases in _NEW_BASES.values())
+    return _target_catalog(qualname).has(qualname)
 
 
 def new_is_subclass(qualname: str, base: str) -> bool:
     """Whether the new class ``qualname`` is ``base`` or derives from it."""
-    todo = [qualname]
-    while todo:
-        cls = todo.pop()
-        if cls == base:
-            return True
-        todo.extend(_NEW_BASES.get(cls, ()))
-    return False
+    catalog = _target_catalog(qualname)
+    return qualname == base or (catalog.has(qualname) and catalog.has(base) and catalog.is_subclass(qualname, base))
 
 
 def trainer(target: str) -> str:
