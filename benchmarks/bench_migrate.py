@@ -3,11 +3,15 @@
 Usage::
 
     python benchmarks/bench_migrate.py [--files 2000] [--old-share 0.05] [--reps 3]
-                                       [--real PATH] [--bump-pydantic CMD [--bp-files 40]]
+                                       [--real PATH] [--corpus] [--bump-pydantic CMD [--bp-files 40]]
 
 It builds a generated tree (``--files`` files; ``--old-share`` of them use the old API, the rest
 is ordinary 100-300-line code) in a temporary folder and, with ``--real PATH``, copies the
 Python files of a real tree there too (e.g. torch's, libcst's or pydantic's installed source).
+With ``--corpus`` it also measures the real libraries built on the old plugin API of
+``benchmarks/corpus.py`` (ray_lightning, bolts, flash, NeMo: every Python file of their wheels,
+fetched with ``pip download --no-deps`` into the cache), where the pre-scan flags real-sized files
+of hundreds to over a thousand lines each.
 On each tree, in the same run, it measures (median of ``--reps``, interleaved, each a fresh
 process):
 
@@ -249,6 +253,24 @@ def _bump_pydantic(cmd: str, base: Path, files: int, old_share: float) -> None:
     print(f"  ratio: {wall_bp / ours[0]:.0f}x (wall), {cpu_bp / max(ours[1], 1e-9):.0f}x (CPU)")
 
 
+def _measure_corpus(tree: Path, reps: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import corpus
+
+    files, missing = corpus.extract(tree, everything=True)
+    for line in missing:
+        print(f"corpus: {line}")
+    if not files:
+        print("corpus: nothing fetched; skipped")
+        return
+    texts = [f.read_text(encoding="utf-8") for f in files]
+    old = [t for t in texts if corpus.uses_old_api(t)]
+    sizes = sorted(t.count("\n") for t in old)
+    print(f"\ncorpus tree: {len(files):,} files, {sum(t.count(chr(10)) for t in texts):,} lines; {len(old)} use the "
+          f"old API ({sum(sizes):,} lines, median {sizes[len(sizes) // 2]}, largest {sizes[-1]})")
+    measure("corpus tree (" + ", ".join(r for r, _ in corpus.CORPUS) + ")", tree, len(files), reps)
+
+
 def _not_python(folder: str, names: list[str]) -> list[str]:
     """``copytree`` filter: keep folders and Python files only (no binaries, headers, data)."""
     return [n for n in names if not n.endswith((".py", ".pyi")) and not os.path.isdir(os.path.join(folder, n))]
@@ -261,6 +283,8 @@ def main() -> None:
     parser.add_argument("--old-share", type=float, default=0.05, help="share of files using old names")
     parser.add_argument("--reps", type=int, default=3, help="repetitions (the median is printed)")
     parser.add_argument("--real", type=Path, help="a real tree to copy and measure too")
+    parser.add_argument("--corpus", action="store_true",
+                        help="measure the real old-API libraries of benchmarks/corpus.py too (network, cached)")
     parser.add_argument("--bump-pydantic", default=shutil.which("bump-pydantic"), metavar="CMD",
                         help="bump-pydantic command to compare with (default: on PATH)")
     parser.add_argument("--bp-files", type=int, default=40, help="files in the bump-pydantic tree")
@@ -274,6 +298,8 @@ def main() -> None:
         old, lines = generate(tree, args.files, args.old_share)
         print(f"generated tree: {args.files:,} files ({old} with old names), {lines:,} lines")
         measure("generated tree", tree, args.files, args.reps)
+        if args.corpus:
+            _measure_corpus(base / "corpus", args.reps)
         if args.real:
             real = base / "real"
             shutil.copytree(args.real, real, ignore=_not_python)

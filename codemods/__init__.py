@@ -5,20 +5,23 @@ The public surface used by ``python -m compat.migrate``; everything else is priv
 
 from __future__ import annotations
 
-from ._api import Result, migrate_source, prescan
+from ._api import RULES, Result, as_codemod, migrate_source, prescan
 from ._classes import class_bases, resolve_user_classes
 from ._edits import Change
-from ._ids import Rule
-from ._registry import RULES
-from ._todo import TODO_PREFIX
+from ._lightning import NAMESPACES, declared_namespace
+from ._rule import TARGETS, TODO_PREFIX, Rule
 
 __all__ = [
+    "NAMESPACES",
     "RULES",
+    "TARGETS",
     "TODO_PREFIX",
     "Change",
     "Result",
     "Rule",
+    "as_codemod",
     "class_bases",
+    "declared_namespace",
     "migrate_source",
     "prescan",
     "resolve_user_classes",

@@ -1,19 +1,60 @@
-"""The public entry points for one file: the pre-scan and the migration."""
+"""The rules, and the public entry points for one file: the pre-scan and the migration."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ._edits import Change
-from ._engine import run_rules
-from ._registry import select_rules
+from ._rule import Rule, RuleCommand, order_rules, run_rules
 from ._table import index
+from .cm001_imports import RewriteImportsCommand
+from .cm002_class_references import RenameClassReferencesCommand
+from .cm003_overridden_members import RenameOverriddenMembersCommand
+from .cm004_signatures import ChangeMemberSignaturesCommand
+from .cm005_attributes import RenameAttributesCommand
+from .cm006_trainer_arguments import RewriteTrainerArgumentsCommand
+from .cm007_manual_todos import MarkManualMigrationsCommand
+from .cm008_new_signatures import CheckNewSignaturesCommand
+from .cm009_type_checks import KeepTypeChecksCommand
+from .cm010_dotted_paths import RewriteDottedPathsCommand
+from .cm011_uncalled_hooks import MarkUncalledHooksCommand
 
-__all__ = ["Result", "migrate_source", "prescan"]
+if TYPE_CHECKING:
+    from libcst.codemod import Codemod, CodemodContext
+
+__all__ = ["RULES", "Result", "as_codemod", "migrate_source", "prescan", "select_rules"]
+
+#: Rule id -> rule class.
+RULES: dict[Rule, type[RuleCommand]] = {
+    cls.RULE: cls
+    for cls in (
+        RewriteImportsCommand,
+        RenameClassReferencesCommand,
+        RenameOverriddenMembersCommand,
+        ChangeMemberSignaturesCommand,
+        RenameAttributesCommand,
+        RewriteTrainerArgumentsCommand,
+        MarkManualMigrationsCommand,
+        CheckNewSignaturesCommand,
+        KeepTypeChecksCommand,
+        RewriteDottedPathsCommand,
+        MarkUncalledHooksCommand,
+    )
+}
+
+
+def select_rules(select: Collection[str] | None = None, ignore: Collection[str] = ()) -> list[type[RuleCommand]]:
+    """The rule classes of :data:`RULES` to run, in order (see :func:`codemods._rule.order_rules`).
+
+    Raises:
+        ValueError: an id or prefix that names no rule.
+    """
+    return order_rules(RULES, select, ignore)
 
 
 @dataclass(frozen=True)
@@ -82,6 +123,7 @@ def migrate_source(
     select: Collection[str] | None = None,
     ignore: Collection[str] = (),
     user_classes: Mapping[str, str] | None = None,
+    lightning_namespace: str | None = None,
 ) -> Result:
     """Run the selected rules over one file.
 
@@ -92,6 +134,9 @@ def migrate_source(
         select: rule ids or prefixes to run (default: all); ``ignore``: ids or prefixes to skip.
         user_classes: user class qualname -> old class it derives from, across the tree
             (:func:`resolve_user_classes`), so subclasses of subclasses are migrated too.
+        lightning_namespace: for ``target="lightning"``, the package every Lightning name of the
+            file is imported from: ``"lightning.pytorch"`` (the default) or ``"pytorch_lightning"``
+            (see :mod:`codemods._lightning`).
 
     Returns:
         The migrated code and its changes; running it again changes nothing.
@@ -104,7 +149,37 @@ def migrate_source(
     rules = select_rules(select, ignore)
     tree = cst.parse_module(source)
     _, code, changes, _ = run_rules(
-        tree, rules, module=module, target=target, user_classes=user_classes, source=source
+        tree, rules, module=module, target=target, user_classes=user_classes, source=source,
+        lightning_namespace=lightning_namespace,
     )
     assert code is not None
     return Result(code, tuple(changes), code != source)
+
+
+def as_codemod(
+    rule: Rule, context: CodemodContext, target: str = "strategies", user_classes: Mapping[str, str] | None = None
+) -> Codemod:
+    """One rule (with the rules it requires) as a ``libcst.codemod.Codemod``, for libcst's own tools.
+
+    TODOs are also reported through ``context.warnings``; the module name for relative
+    imports comes from ``context.full_module_name``.
+    """
+    from libcst.codemod import Codemod
+
+    rules = select_rules([rule])
+    cls = RULES[rule]
+
+    class _Adapter(Codemod):
+        DESCRIPTION = cls.DESCRIPTION
+
+        def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+            module, _, changes, _ = run_rules(
+                tree, rules, module=self.context.full_module_name or "", target=target, user_classes=user_classes
+            )
+            for change in changes:
+                if change.todo:
+                    self.warn(f"line {change.line}: {change.rule} {change.message}")
+            return module
+
+    _Adapter.__name__ = _Adapter.__qualname__ = f"{cls.__name__}Codemod"
+    return _Adapter(context)

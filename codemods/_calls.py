@@ -1,15 +1,17 @@
-"""Calls of old classes (``Trainer(...)``, ``DDPPlugin(...)``, ``super().__init__(...)``) and
-the argument entries that apply to each keyword; shared by CM006 and CM007."""
+"""Calls of old classes (``Trainer(...)``, ``DDPPlugin(...)``, ``super().__init__(...)``), their
+positional arguments bound by the old signature, and the argument entries that apply to each;
+shared by CM006-CM008."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
 from compat.renames import Rename
 
 from ._context import Context
+from ._facts import old_positional, removed_classmethod
 from ._scopes import Scope
 
 __all__ = ["ArgInfo", "CallSite", "call_sites", "literal"]
@@ -17,11 +19,12 @@ __all__ = ["ArgInfo", "CallSite", "call_sites", "literal"]
 
 @dataclass(eq=False)
 class ArgInfo:
-    """A keyword argument of a call to an old class, with the entries for it.
+    """An argument of a call to an old class that the table has entries for.
 
     Attributes:
         index: position in the call's arguments.
         arg: the argument.
+        name: its keyword, or the old parameter a positional argument binds to.
         literal: its value when it is a plain string literal, else ``None``.
         values: ``ARGUMENT_VALUE`` entries matching the keyword and the literal value.
         any_values: whether the keyword has ``ARGUMENT_VALUE`` entries at all.
@@ -30,6 +33,7 @@ class ArgInfo:
 
     index: int
     arg: cst.Arg
+    name: str
     literal: str | None
     values: list[Rename]
     any_values: list[Rename]
@@ -38,12 +42,29 @@ class ArgInfo:
 
 @dataclass(eq=False)
 class CallSite:
-    """A call of an old class (or a user subclass) with at least one old keyword."""
+    """A call of an old class (or of a user subclass) with arguments.
+
+    Attributes:
+        origin: the table path of the old class.
+        direct: whether the old class's own constructor runs (``DDPPlugin(...)``, or
+            ``super().__init__(...)`` in a class whose only base is the old class), so that its
+            signature applies.
+        args: the arguments the table has entries for.
+        names: index -> keyword of every keyword argument and of every positional argument bound
+            by the old signature.
+        bound: index -> old parameter of the positional arguments bound by the old signature.
+        unbound: positional arguments that the old signature does not bind the same way in every
+            release (or ``*args``); when there are any, none is bound.
+    """
 
     call: cst.Call
     scope: Scope
     origin: str
+    direct: bool
     args: list[ArgInfo]
+    names: dict[int, str] = field(default_factory=dict)
+    bound: dict[int, str] = field(default_factory=dict)
+    unbound: tuple[int, ...] = ()
 
 
 def literal(node: cst.BaseExpression) -> str | None:
@@ -54,45 +75,86 @@ def literal(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _origin(ctx: Context, call: cst.Call, scope: Scope) -> str | None:
+def _may_be_class(func: cst.BaseExpression) -> bool:
+    """A cheap filter: class names are CapWords; ``super().__init__`` is the other form."""
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+    if isinstance(func, cst.Attribute) and not name[:1].isupper():
+        owner = func.value  # `Trainer.from_argparse_args(...)`
+        owner_name = owner.attr.value if isinstance(owner, cst.Attribute) else getattr(owner, "value", "")
+        if isinstance(owner_name, str) and owner_name[:1].isupper():
+            return True
+    return isinstance(name, str) and (name[:1].isupper() or name == "__init__")
+
+
+def _origin(ctx: Context, call: cst.Call, scope: Scope) -> tuple[str | None, bool]:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call):
-        return ctx.user_old(ctx.super_class(func.value, scope))
+        cls = ctx.super_class(func.value, scope)
+        old = ctx.user_old(cls)
+        bases = cls.node.bases if cls is not None else ()
+        direct = len(bases) == 1 and ctx.table.canonical(ctx.qualname(bases[0].value, cls.scope) or "") == old  # type: ignore[union-attr]
+        return old, direct
     origin = ctx.class_origin(func, scope)
-    return origin if isinstance(origin, str) else None
+    if isinstance(func, cst.Attribute) and not isinstance(origin, str):
+        # `Trainer.from_argparse_args(args, gpus=2)`: its keywords are the class's keywords
+        owner = ctx.class_origin(func.value, scope)
+        if isinstance(owner, str) and removed_classmethod(owner, func.attr.value):
+            return owner, False
+    if not isinstance(origin, str):
+        return None, False
+    return origin, ctx.table.canonical(ctx.qualname(func, scope) or "") == origin
+
+
+def _bind(call: cst.Call, origin: str) -> tuple[dict[int, str], tuple[int, ...]]:
+    """Positional arguments -> the old parameters they bind to, or the ones that cannot be bound."""
+    positional = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star]
+    starred = [i for i, a in enumerate(call.args) if a.star == "*"]
+    slots = old_positional(origin)
+    if slots is None or not (positional or starred):
+        return {}, ()
+    bound: dict[int, str] = {}
+    for slot, index in enumerate(positional):
+        names = (slots[slot] if slot < len(slots) else frozenset()) - {"*"}
+        value = call.args[index].value
+        spelled = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", None)
+        if len(names) == 1:
+            bound[index] = next(iter(names))
+        elif spelled in names:
+            bound[index] = spelled  # the user's own name says which release's order they wrote
+        else:
+            return {}, tuple(positional + starred)
+    if starred:
+        return {}, tuple(positional + starred)
+    return bound, ()
 
 
 def call_sites(ctx: Context) -> list[CallSite]:
-    """Calls of old classes that pass old keyword arguments, computed once per file."""
+    """Calls of old classes (and user subclasses) with arguments, computed once per file."""
     if ctx.call_sites is not None:
         return ctx.call_sites
     table = ctx.table
     sites: list[CallSite] = []
-    keywords = {kw for kw, _ in table.values} | set(table.arguments)
+    by_keyword: dict[str, list[Rename]] = {}
+    for (kw, _), entries in table.values.items():
+        by_keyword.setdefault(kw, []).extend(entries)
     for call, scope in ctx.analysis.calls:
-        if not any(a.keyword is not None and a.keyword.value in keywords for a in call.args):
+        if not call.args or not _may_be_class(call.func):
             continue
-        origin = _origin(ctx, call, scope)
+        origin, direct = _origin(ctx, call, scope)
         if origin is None:
             continue
+        bound, unbound = _bind(call, origin) if direct else ({}, ())
+        names = {i: a.keyword.value for i, a in enumerate(call.args) if a.keyword is not None}
+        names.update(bound)
         infos = []
-        for index, arg in enumerate(call.args):
-            if arg.keyword is None:
-                continue
-            kw = arg.keyword.value
+        for index, kw in sorted(names.items()):
+            arg = call.args[index]
             value = literal(arg.value)
             related = [e for e in table.arguments.get(kw, ()) if table.related(e.old, origin)]
-            any_values = [
-                e
-                for (k, _), es in table.values.items()
-                if k == kw
-                for e in es
-                if table.related(e.old, origin)
-            ]
+            any_values = [e for e in by_keyword.get(kw, ()) if table.related(e.old, origin)]
             values = [e for e in any_values if e.value == value] if value is not None else []
             if related or any_values:
-                infos.append(ArgInfo(index, arg, value, values, any_values, related))
-        if infos:
-            sites.append(CallSite(call, scope, origin, infos))
+                infos.append(ArgInfo(index, arg, kw, value, values, any_values, related))
+        sites.append(CallSite(call, scope, origin, direct, infos, names, bound, unbound))
     ctx.call_sites = sites
     return sites

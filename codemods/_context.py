@@ -10,6 +10,7 @@ import libcst as cst
 from compat.renames import Rename
 
 from ._edits import Edits
+from ._facts import CONFIG_NAMES
 from ._scopes import Analysis, Binding, ClassInfo, Scope, dotted
 from ._table import Index
 
@@ -44,20 +45,17 @@ class Context:
         self.table = table
         self.user_classes = user_classes
         self.edits = Edits(analysis)
-        #: ids of Name nodes whose reference was rewritten away (their import may become unused).
-        self.consumed: set[int] = set()
-        #: (statement holding the root import, new module, new name) requested by CM002.
-        self.import_requests: list[tuple[cst.CSTNode, str, str]] = []
-        #: the import plan shared by CM001 and CM002 (see ``_imports.import_plan``).
+        # Analyses computed once per file by the first rule that needs them (the functions
+        # named here fill them); the import plan also carries what CM002 asks of CM001.
+        #: see ``_imports.import_plan``.
         self.import_plan: ImportPlan | None = None
-        #: the sites of old member names (see ``_members.member_sites``).
+        #: see ``_members.member_sites``.
         self.member_sites: list[MemberSite] | None = None
-        #: calls of old classes with old keywords (see ``_calls.call_sites``).
+        #: see ``_calls.call_sites``.
         self.call_sites: list[CallSite] | None = None
-        #: ids of nodes a rule already handled, so that CM007 does not mark them again.
-        self.handled: set[int] = set()
-        #: new short names already promised to a qualified name by the import plan.
-        self.scratch_claims: dict[str, str] = {}
+        #: ids of the member sites and call arguments that a rule rewrote or marked, so that
+        #: CM007 (which runs after every other rule) does not mark them again.
+        self.answered: set[int] = set()
         self._class_nodes = {id(info.node): info for info in analysis.classes}
         self._user_old: dict[int, str] = self._resolve_user_classes(False)
         self._user_any: dict[int, str] | None = None
@@ -191,13 +189,19 @@ class Context:
         The second value is ``"exact"`` for ``self`` in a method of a user subclass and a name
         bound to ``OldClass(...)``; ``"open"`` for an annotation (``plugin: TrainingTypePlugin``:
         any subclass); ``"named"`` for a name spelled like an old class (``trainer``,
-        ``self.cluster_environment``: that class for sure, a subclass maybe). A value of an
-        unrelated class is ``OTHER``; anything else is ``None``.
+        ``self.cluster_environment``: that class for sure, a subclass maybe); ``"config"`` for
+        such a name reached through a configuration object (``cfg.trainer``: maybe a config
+        section, so a rename would be a guess). A value of an unrelated class is ``OTHER``;
+        anything else is ``None``.
         """
         if isinstance(expr, cst.Name):
             return self._name_receiver(expr, scope, depth, new)
         if isinstance(expr, cst.Attribute):
-            return self.table.snakes.get(expr.attr.value), "named"
+            root = expr.value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            config = isinstance(root, cst.Name) and root.value.lower().strip("_") in CONFIG_NAMES
+            return self.table.snakes.get(expr.attr.value), "config" if config else "named"
         if isinstance(expr, cst.Call):
             return (self.class_origin(expr.func, scope, new) if not _is_super(expr) else None), "exact"
         if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.List, cst.Dict, cst.Tuple)):

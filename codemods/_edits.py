@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -18,7 +19,9 @@ from compat.renames import Rename
 from ._layout import comments
 from ._scopes import Analysis
 from ._splice import code_for, track
-from ._todo import todo_text
+
+if TYPE_CHECKING:
+    from ._rule import Rule
 
 __all__ = ["Change", "Edits"]
 
@@ -83,7 +86,7 @@ class Edits:
         self,
         node: cst.CSTNode,
         fn: Fn,
-        rule: str,
+        rule: Rule,
         message: str | None,
         site: cst.CSTNode | None = None,
         entry: Rename | None = None,
@@ -95,7 +98,7 @@ class Edits:
         if entry is not None:
             self.used.add(entry)
 
-    def report(self, site: cst.CSTNode, rule: str, message: str, entry: Rename | None = None) -> None:
+    def report(self, site: cst.CSTNode, rule: Rule, message: str, entry: Rename | None = None) -> None:
         """Report an edit made through another node's ``replace`` at ``site``'s line."""
         self._record(site, rule, message, False)
         if entry is not None:
@@ -108,10 +111,10 @@ class Edits:
             statement = self.analysis.statement(site)
             self._todos.setdefault(id(statement), []).extend((text, False) for text in texts)
 
-    def todo(self, site: cst.CSTNode, rule: str, hint: str, entry: Rename | None = None) -> None:
+    def todo(self, site: cst.CSTNode, rule: Rule, hint: str, entry: Rename | None = None) -> None:
         """Leave ``# TODO(compat.migrate): <rule> <hint>`` above the statement holding ``site``."""
         statement = self.analysis.statement(site)
-        text = todo_text(rule, hint)
+        text = rule.todo(hint)
         if entry is not None:
             self.flagged.add(entry)
         if (id(statement), text) in self._seen_todos:
@@ -124,9 +127,8 @@ class Edits:
         # A TODO's line is the statement's own first line (after its leading comments).
         self._record(statement, rule, hint, True, text if present else "")
 
-    def _record(self, site: cst.CSTNode, rule: str, message: str, todo: bool, text: str = "") -> None:
-        rule = getattr(rule, "value", rule)  # plain str in reports, not the Rule enum
-        self._records.append(_Record(site, rule, message, todo, len(self._records), text))
+    def _record(self, site: cst.CSTNode, rule: Rule, message: str, todo: bool, text: str = "") -> None:
+        self._records.append(_Record(site, str(rule), message, todo, len(self._records), text))
 
     def _present_lines(self, source: str | None) -> dict[int, int] | None:
         """Lines of TODOs already in ``source``, found as text (no code generation needed)."""

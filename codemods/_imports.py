@@ -17,10 +17,10 @@ import libcst as cst
 from compat.renames import Rename
 
 from ._context import Context
-from ._scopes import Binding
+from ._scopes import Binding, Scope
 from ._table import NewName, split_qualname
 
-__all__ = ["FromImport", "ImportPlan", "ModuleMove", "import_plan", "moved_module", "name_free"]
+__all__ = ["FromImport", "ImportPlan", "ImportRequest", "ModuleMove", "bind_new", "import_plan", "moved_module", "name_free", "reaches_module_name"]
 
 
 @dataclass(eq=False)
@@ -44,20 +44,40 @@ class ModuleMove:
     new: str
 
 
+@dataclass(frozen=True)
+class ImportRequest:
+    """CM002 asks CM001 to add ``from module import name`` next to the import ``statement``."""
+
+    statement: cst.Import | cst.ImportFrom
+    module: str
+    name: str
+
+
 @dataclass
 class ImportPlan:
-    """The decisions for every old import of one file."""
+    """The decisions for every old import of one file, and what CM002 asks of CM001."""
 
     by_alias: dict[int, FromImport] = field(default_factory=dict)
     moves: dict[int, ModuleMove] = field(default_factory=dict)
     by_binding: dict[int, FromImport] = field(default_factory=dict)
     #: new qualified name -> the module-scope name that will be bound to it.
     module_names: dict[str, str] = field(default_factory=dict)
+    #: new short name -> the qualified name it is promised to (by the plan or by CM002).
+    claims: dict[str, str] = field(default_factory=dict)
+    #: imports CM002 needs for the attribute chains it replaced by a bare name.
+    requests: list[ImportRequest] = field(default_factory=list)
+    #: ids of the ``Name`` roots of chains CM002 rewrote away (their import may become unused).
+    consumed: set[int] = field(default_factory=set)
+
+    def request(self, request: ImportRequest) -> None:
+        """Ask for an import once."""
+        if request not in self.requests:
+            self.requests.append(request)
 
 
 def name_free(ctx: Context, name: str, qualname: str) -> bool:
     """Whether ``name`` can be bound to ``qualname`` without clashing with anything in the file."""
-    claimed = ctx.scratch_claims.get(name)
+    claimed = import_plan(ctx).claims.get(name)
     if claimed is not None:
         return claimed == qualname
     return all(b.kind == "import" and b.qualname == qualname for b in ctx.analysis.by_name.get(name, ()))
@@ -91,7 +111,7 @@ def import_plan(ctx: Context) -> ImportPlan:
     """The plan for ``ctx``'s file, computed once."""
     if ctx.import_plan is not None:
         return ctx.import_plan
-    plan = ImportPlan()
+    plan = ctx.import_plan = ImportPlan()
     exported = _exported(ctx)
     candidates: list[tuple[Binding, Rename, NewName]] = []
     for binding in ctx.analysis.import_bindings:
@@ -129,7 +149,7 @@ def import_plan(ctx: Context) -> ImportPlan:
             and name_free(ctx, new.name, qualname)
         )
         if rename:
-            ctx.scratch_claims[new.name] = qualname
+            plan.claims[new.name] = qualname
             asname = None
         else:
             asname = None if binding.name == new.name else binding.name
@@ -142,5 +162,38 @@ def import_plan(ctx: Context) -> ImportPlan:
         for b in binding:
             if b.kind == "import" and b.qualname and id(b) not in plan.by_binding:
                 plan.module_names.setdefault(b.qualname, b.name)
-    ctx.import_plan = plan
     return plan
+
+
+def bind_new(
+    ctx: Context, qualname: str, scope: Scope, statements: list[cst.Import | cst.ImportFrom]
+) -> str | None:
+    """The name that refers to the new object ``qualname`` from ``scope`` after migration.
+
+    A module-level name the plan already binds to it is reused; otherwise its short name is
+    claimed and CM001 asked to import it next to each of ``statements`` (the imports the old
+    name came through). ``None`` when the short name is taken or there is no import to follow.
+    """
+    plan = import_plan(ctx)
+    name = plan.module_names.get(qualname)
+    if name is not None and reaches_module_name(ctx, plan, scope, name, qualname):
+        return name
+    new = split_qualname(qualname)
+    if any(r.module == new.module and r.name == new.name for r in plan.requests):
+        return new.name  # already asked for by an earlier site
+    if not statements or not name_free(ctx, new.name, qualname):
+        return None
+    plan.claims[new.name] = qualname
+    for statement in statements:
+        plan.request(ImportRequest(statement, new.module, new.name))
+    return new.name
+
+
+def reaches_module_name(ctx: Context, plan: ImportPlan, scope: Scope, name: str, qualname: str) -> bool:
+    """Whether ``name`` read in ``scope`` is the module-level name bound to ``qualname``.
+
+    True when it resolves to the module scope, or resolves nowhere yet but the plan renames an
+    import to it (``from old import DDPPlugin`` becomes ``from new import DDPStrategy``).
+    """
+    found = scope.lookup(name)[0]
+    return found is ctx.analysis.root or (found is None and plan.claims.get(name) == qualname)

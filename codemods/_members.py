@@ -14,13 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from compat.renames import Rename
 
 from ._context import OTHER, Context
+from ._facts import OLD_ONLY_MEMBERS
 from ._scopes import ClassInfo, FunctionInfo, Scope
+
+if TYPE_CHECKING:
+    from ._rule import Rule
 
 __all__ = [
     "MemberSite", "choose", "defines", "distinctive", "member_sites", "message", "pick",
@@ -69,6 +74,8 @@ def member_sites(ctx: Context) -> list[MemberSite]:
     table = ctx.table
     sites: list[MemberSite] = []
     functions = {id(f.body.node): f for f in ctx.analysis.functions}
+    # Member names that classes of this file define themselves are theirs, not the old API's.
+    own = {name for c in ctx.analysis.classes if ctx.user_old(c) is None for name in c.body.bindings}
     for info in ctx.analysis.functions:
         old = ctx.user_old(info.cls)
         name = info.node.name.value
@@ -96,13 +103,13 @@ def member_sites(ctx: Context) -> list[MemberSite]:
         if isinstance(origin, str):
             entries = table.member_entries(name, origin)
             if entries:
-                sites.append(MemberSite(attribute, kind, scope, entries, True, call, method))
+                sites.append(MemberSite(attribute, kind, scope, entries, sure != "config", call, method))
             elif sure != "exact" and (entries := table.member_entries(name, origin, open=True)):
                 # A member of a subclass: declared (annotation) counts as known; a name that
                 # only looks like the base class (`plugin`) may hold it, so it gets a TODO.
                 known = sure == "open"
                 sites.append(MemberSite(attribute, kind, scope, entries, known, call, method))
-        elif origin is not OTHER and ctx.uses_old_api:
+        elif origin is not OTHER and (ctx.uses_old_api or (name in OLD_ONLY_MEMBERS and name not in own)):
             sites.append(MemberSite(attribute, kind, scope, list(table.members[name]), False, call, method))
     ctx.member_sites = sites
     return sites
@@ -150,19 +157,19 @@ def defines(info: ClassInfo | None, name: str) -> bool:
     return info is not None and name in info.body.bindings
 
 
-def rename_attribute(ctx: Context, site: MemberSite, new: str, rule: str, entry: Rename) -> None:
+def rename_attribute(ctx: Context, site: MemberSite, new: str, rule: Rule, entry: Rename) -> None:
     """``receiver.old`` -> ``receiver.new``."""
     assert isinstance(site.node, cst.Attribute)
     ctx.edits.replace(
         site.node.attr, lambda n, v=new: n.with_changes(value=v), rule, message(ctx, entry), site.node, entry
     )
-    ctx.handled.add(id(site.node))
+    ctx.answered.add(id(site.node))
 
 
-def rename_def(ctx: Context, site: MemberSite, new: str, rule: str, entry: Rename) -> bool:
+def rename_def(ctx: Context, site: MemberSite, new: str, rule: Rule, entry: Rename) -> bool:
     """``def old(...)`` -> ``def new(...)``; a TODO instead when the class already has ``new``."""
     assert isinstance(site.node, cst.FunctionDef)
-    ctx.handled.add(id(site.node))
+    ctx.answered.add(id(site.node))
     if new != site.node.name.value and defines(site.cls, new):
         hint = f"both `{site.node.name.value}` and `{new}` are defined: merge the old override into `{new}`"
         ctx.edits.todo(site.node.name, rule, hint, entry)

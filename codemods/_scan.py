@@ -144,6 +144,8 @@ class _Walker:
     def _string(self, node: cst.SimpleString, scope: Scope) -> None:
         if self.a.quote is None and not node.prefix and len(node.quote) == 1:
             self.a.quote = node.quote
+        if "." in node.value and len(node.value) < 300 and "b" not in node.prefix.lower():
+            self.a.dotted_strings.append(node)
 
     def _arg(self, node: cst.Arg, scope: Scope) -> None:
         self.visit(node.value, node, scope)

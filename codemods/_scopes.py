@@ -111,6 +111,8 @@ class Analysis:
     functions: list[FunctionInfo] = field(default_factory=list)
     imports: list[tuple[cst.Import | cst.ImportFrom, Scope]] = field(default_factory=list)
     strings: list[tuple[cst.SimpleString, Scope]] = field(default_factory=list)
+    #: plain string literals that look like dotted paths (``"pkg.mod.Class"``), outside annotations.
+    dotted_strings: list[cst.SimpleString] = field(default_factory=list)
     by_name: dict[str, list[Binding]] = field(default_factory=dict)
     star_imports: list[tuple[str, cst.ImportFrom]] = field(default_factory=list)
     import_bindings: list[Binding] = field(default_factory=list)

@@ -7,11 +7,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from compat import renames
-from compat.renames import Kind, Rename
+from compat.renames import TARGETS, Kind, Rename
 
-__all__ = ["TARGETS", "Index", "NewName", "index", "snake", "split_qualname"]
+from ._facts import OLD_ONLY_MEMBERS
 
-TARGETS = ("strategies", "lightning")
+__all__ = ["Index", "NewName", "index", "snake", "split_qualname"]
+
 _OBJECTS = (Kind.CLASS, Kind.FUNCTION)
 _MEMBERS = (Kind.METHOD, Kind.PROPERTY, Kind.HOOK, Kind.ATTRIBUTE)
 
@@ -157,6 +158,14 @@ class Index:
         owner = self.canonical(owner) or owner
         return owner in self.ancestors(canon)
 
+    def class_entries(self) -> list[Rename]:
+        """The ``CLASS`` entries."""
+        return [e for e in self.entries if e.kind is Kind.CLASS]
+
+    def descendants(self, canon: str) -> set[str]:
+        """The old classes that are ``canon`` or derive from it (the table's ``bases``)."""
+        return {e.old for e in self.entries if e.kind is Kind.CLASS and canon in self.ancestors(e.old)}
+
     def family(self, short: str) -> set[str]:
         """Old classes whose new name for this target is ``short`` (``"Strategy"``)."""
         return {
@@ -190,6 +199,8 @@ class Index:
         alternatives.append(r"\b(?:from|import)\s+(?:{})\b".format("|".join(map(re.escape, self.roots))))
         if members and receivers:
             alternatives.append(rf"\b(?:{receivers})\s*\.\s*(?:{members})\b")
+        if only := "|".join(sorted(OLD_ONLY_MEMBERS & set(self.members))):
+            alternatives.append(rf"\.\s*(?:{only})\b")
         return "|".join(alternatives)
 
 

@@ -6,11 +6,10 @@ from collections import Counter
 
 import libcst as cst
 
-from ._base import RuleCommand
+from ._cm001_import_edits import Action, alias_text, fix_line, in_place, rewrite
 from ._context import Context
-from ._ids import Rule
-from ._import_edits import Action, alias_text, fix_line, in_place, rewrite
 from ._imports import ModuleMove, import_plan
+from ._rule import Rule, RuleCommand
 
 __all__ = ["RewriteImportsCommand"]
 
@@ -45,14 +44,14 @@ class RewriteImportsCommand(RuleCommand):
 
     RULE = Rule.CM001
     REQUIRES = (Rule.CM002,)
-    RUNS_AFTER = (Rule.CM002,)
+    RUNS_AFTER = (Rule.CM002, Rule.CM009)
 
     def run(self, ctx: Context) -> None:
         plan = import_plan(ctx)
-        unused = self._made_unused(ctx)
+        unused = self._made_unused(ctx, plan.consumed)
         requests: dict[int, list[tuple[str, str]]] = {}
-        for stmt, module, name in ctx.import_requests:
-            requests.setdefault(id(stmt), []).append((module, name))
+        for request in plan.requests:
+            requests.setdefault(id(request.statement), []).append((request.module, request.name))
         by_alias = {id(b.node): b for b in ctx.analysis.import_bindings}
         lines: set[int] = set()
         for stmt, _scope in ctx.analysis.imports:
@@ -98,7 +97,7 @@ class RewriteImportsCommand(RuleCommand):
                 ctx.edits.report(alias, self.RULE, message, action.entry)
 
     @staticmethod
-    def _made_unused(ctx: Context) -> set[int]:
+    def _made_unused(ctx: Context, consumed_names: set[int]) -> set[int]:
         """Import bindings whose every reference was rewritten away by another rule."""
         total: Counter[int] = Counter()
         consumed: Counter[int] = Counter()
@@ -106,6 +105,6 @@ class RewriteImportsCommand(RuleCommand):
             for binding in ctx.bindings(name, scope):
                 if binding.kind == "import":
                     total[id(binding)] += 1
-                    if id(name) in ctx.consumed:
+                    if id(name) in consumed_names:
                         consumed[id(binding)] += 1
         return {key for key, count in consumed.items() if count == total[key]}

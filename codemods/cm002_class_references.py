@@ -6,11 +6,10 @@ import libcst as cst
 
 from compat.renames import Rename
 
-from ._base import RuleCommand
 from ._context import Context
-from ._ids import Rule
-from ._imports import import_plan, name_free
-from ._scopes import Binding, Scope, dotted
+from ._imports import ImportRequest, import_plan, name_free, reaches_module_name
+from ._rule import Rule, RuleCommand
+from ._scopes import Scope, dotted
 from ._table import split_qualname
 
 __all__ = ["RenameClassReferencesCommand"]
@@ -85,7 +84,7 @@ class RenameClassReferencesCommand(RuleCommand):
         new = split_qualname(new_qualname)
         plan = import_plan(ctx)
         name = plan.module_names.get(new_qualname)
-        if name is not None and scope.lookup(name)[0] is not ctx.analysis.root:
+        if name is not None and not reaches_module_name(ctx, plan, scope, name, new_qualname):
             name = None
         root = attribute.value
         while isinstance(root, cst.Attribute):
@@ -97,11 +96,12 @@ class RenameClassReferencesCommand(RuleCommand):
                 hint = f"`{new.name}` is already bound here; replace `{old}` by `{new_qualname}` by hand"
                 ctx.edits.todo(attribute, self.RULE, hint, entry)
                 return
-            ctx.scratch_claims[new.name] = new_qualname
+            plan.claims[new.name] = new_qualname
             name = new.name
             for binding in ctx.bindings(root, scope):
-                self._request(ctx, binding, new.module, new.name)
-        ctx.consumed.add(id(root))
+                if isinstance(binding.stmt, (cst.Import, cst.ImportFrom)):
+                    plan.request(ImportRequest(binding.stmt, new.module, new.name))
+        plan.consumed.add(id(root))
         ctx.edits.replace(
             attribute,
             lambda _n, v=name: cst.Name(v),
@@ -109,14 +109,6 @@ class RenameClassReferencesCommand(RuleCommand):
             f"{dotted(attribute)} -> {name}",
             entry=entry,
         )
-
-    @staticmethod
-    def _request(ctx: Context, binding: Binding, module: str, name: str) -> None:
-        request = (binding.stmt, module, name)
-        if binding.stmt is not None and all(
-            r[0] is not binding.stmt or r[1:] != request[1:] for r in ctx.import_requests
-        ):
-            ctx.import_requests.append(request)  # type: ignore[arg-type]
 
     def _string(self, ctx: Context, string: cst.SimpleString, scope: Scope) -> None:
         value = string.evaluated_value

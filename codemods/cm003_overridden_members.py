@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from compat.renames import Kind, Rename
 
-from ._base import RuleCommand
 from ._context import Context
-from ._ids import Rule
 from ._members import (
     choose,
     distinctive,
@@ -15,6 +13,7 @@ from ._members import (
     rename_def,
     unknown_hint,
 )
+from ._rule import Rule, RuleCommand
 
 __all__ = ["RenameOverriddenMembersCommand"]
 

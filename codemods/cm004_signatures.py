@@ -6,9 +6,17 @@ import libcst as cst
 
 from compat.renames import Rename
 
-from ._base import RuleCommand
+from ._cm004_signature_edits import (
+    add_property,
+    call_to_attribute,
+    drop_args,
+    drop_params,
+    dropped_args,
+    prepend_assignments,
+    replacement,
+)
 from ._context import Context
-from ._ids import Rule
+from ._facts import super_required
 from ._members import (
     MemberSite,
     choose,
@@ -18,16 +26,8 @@ from ._members import (
     rename_def,
     unknown_hint,
 )
+from ._rule import Rule, RuleCommand
 from ._scopes import dotted
-from ._signatures import (
-    add_property,
-    call_to_attribute,
-    drop_args,
-    drop_params,
-    dropped_args,
-    prepend_assignments,
-    replacement,
-)
 
 __all__ = ["ChangeMemberSignaturesCommand"]
 
@@ -133,6 +133,12 @@ class ChangeMemberSignaturesCommand(RuleCommand):
             return
         if not rename_def(ctx, site, new, self.RULE, entry):
             return
+        reason = super_required(new)
+        if reason and not any(
+            s.kind == "super" and s.function is site.function and s.node.attr.value == entry.member  # type: ignore[union-attr]
+            for s in member_sites(ctx)
+        ):
+            ctx.edits.todo(node.name, self.RULE, reason, entry)
         if entry.to_property and not any(dotted(d.decorator) == "property" for d in node.decorators):
             ctx.edits.replace(node, add_property, self.RULE, None)
         self_name = site.function.self_name or "self"
@@ -183,7 +189,7 @@ class ChangeMemberSignaturesCommand(RuleCommand):
                 attribute,
                 entry,
             )
-            ctx.handled.add(id(attribute))
+            ctx.answered.add(id(attribute))
             return
         names = [old for old, _ in entry.params]
         if call is not None:
@@ -202,7 +208,7 @@ class ChangeMemberSignaturesCommand(RuleCommand):
             attribute,
             entry,
         )
-        ctx.handled.add(id(attribute))
+        ctx.answered.add(id(attribute))
 
 
 def _only_pass_through(call: cst.Call, names: list[str]) -> bool:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from compat.renames import Kind, Rename
 
-from ._base import RuleCommand
 from ._context import Context
-from ._ids import Rule
 from ._members import choose, member_sites, rename_attribute, rename_def, unknown_hint
+from ._rule import Rule, RuleCommand
 
 __all__ = ["RenameAttributesCommand"]
 

@@ -8,23 +8,38 @@ import libcst as cst
 
 from compat.renames import Kind, Rename
 
-from ._arguments import ArgOp, apply_ops, conflict, falsy, message, quote_of, template
-from ._base import RuleCommand
 from ._calls import ArgInfo, CallSite, call_sites, literal
+from ._cm006_argument_edits import (
+    ArgOp,
+    apply_ops,
+    conflict,
+    falsy,
+    message,
+    named,
+    quote_of,
+    template,
+)
+from ._cm006_launch import keep_launch
 from ._context import Context
-from ._ids import Rule
 from ._layout import comments
+from ._rule import Rule, RuleCommand
 
 __all__ = ["RewriteTrainerArgumentsCommand"]
 
 
 class RewriteTrainerArgumentsCommand(RuleCommand):
-    """Rewrite old ``Trainer`` keyword arguments and string values.
+    """Rewrite the arguments of calls of old classes: old keywords, string values, positional order.
 
     Keyword renames and expansions come from the table (``gpus=2`` becomes
     ``accelerator="cuda", devices=2``; ``accelerator="ddp"`` becomes ``strategy="ddp"``); the
-    training-type plugin in ``plugins=[...]`` moves to ``strategy=``, other plugins stay. A
-    non-literal value where a literal decides the meaning, a falsy device count, or keywords
+    training-type plugin in ``plugins=[...]`` moves to ``strategy=``, other plugins stay.
+    Positional arguments of an old constructor (``DDPPlugin(devices, 1, env)``, and
+    ``super().__init__(...)`` in a class whose only base is the old one) are bound by the old
+    signature and passed by keyword, as the new classes order their parameters differently.
+    How 1.x launched CPU processes is kept: ``num_processes=N`` alone spawned (``strategy=
+    "ddp_spawn"`` is added), ``ddp_cpu`` without a count started one process per CPU (a TODO).
+    A non-literal value where a literal decides the meaning (``gpus=n``: 0 meant CPU), a falsy
+    device count, positional arguments whose meaning changed between 1.x releases, or keywords
     that would conflict get a TODO, not a guess. Calls of user subclasses count too.
 
     Before::
@@ -33,7 +48,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         from pytorch_lightning.plugins import DDPPlugin, SLURMEnvironment
 
         ddp = Trainer(accelerator="ddp", num_processes=2)
-        gpu = Trainer(gpus=2, plugins=[DDPPlugin(), SLURMEnvironment()])
+        gpu = Trainer(gpus=2, plugins=[DDPPlugin([], 1), SLURMEnvironment()])
 
     After::
 
@@ -41,7 +56,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         from pytorch_lightning.plugins import DDPPlugin, SLURMEnvironment
 
         ddp = Trainer(strategy="ddp", accelerator="cpu", devices=2)
-        gpu = Trainer(accelerator="cuda", devices=2, strategy=DDPPlugin(), plugins=[SLURMEnvironment()])
+        gpu = Trainer(accelerator="cuda", devices=2, strategy=DDPPlugin(parallel_devices=[], num_nodes=1), plugins=[SLURMEnvironment()])
     """
 
     RULE = Rule.CM006
@@ -51,21 +66,31 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             self._site(ctx, site)
 
     def _site(self, ctx: Context, site: CallSite) -> None:
+        entry = ctx.table.object(site.origin)
+        renamed = entry is not None and ctx.table.auto(entry) and bool(ctx.table.new(entry))
+        if renamed and site.unbound:
+            ctx.edits.todo(site.call, self.RULE, self._unbound_hint(site))
+            ctx.answered.update(id(arg) for arg in site.call.args)
+            return
+        names = site.bound if renamed else {}
         ops: dict[int, ArgOp] = {}
         for info in site.args:
+            if info.index in site.bound and not names:
+                continue  # positional, and the class keeps its old signature
             op = self._op(ctx, site, info)
             if op is not None:
                 ops[info.index] = op
-        if not ops:
+        keep_launch(ctx, site, ops, self.RULE, self.target)
+        if not ops and not names:
             return
         self._supersede(ops)
         module = ctx.analysis.module
-        clash = conflict(module, site.call, ops)
+        clash = conflict(module, site.call, ops, names)
         if clash:
             ctx.edits.todo(
                 site.call, self.RULE, f"after migration these keywords conflict: {clash}; merge them by hand"
             )
-            ctx.handled.update(id(info.arg) for info in site.args)
+            ctx.answered.update(id(info.arg) for info in site.args)
             return
         quote = quote_of(site.call) or ctx.analysis.quote
         for index, op in ops.items():
@@ -73,11 +98,25 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                 ctx.edits.keep_comments(site.call, site.call.args[index].comma)
             if op.kind == "move" and op.element is not None and op.comment is None:
                 ctx.edits.keep_comments(site.call, site.call.args[index].value.elements[op.element].comma)  # type: ignore[attr-defined]
-        ctx.edits.replace(site.call, lambda n, o=ops, q=quote: apply_ops(n, o, q), self.RULE, None)
+        ctx.edits.replace(site.call, lambda n, o=ops, q=quote, k=names: apply_ops(n, o, q, k), self.RULE, None)
+        if names:
+            old = site.origin.rpartition(".")[2]
+            order = ", ".join(f"{name}=" for _, name in sorted(names.items()))
+            ctx.edits.report(site.call, self.RULE, f"positional arguments of {old}(...) by keyword: {order}")
+        plain = named(site.call, names)
         for index, op in ops.items():
             arg = site.call.args[index]
-            ctx.handled.add(id(arg))
-            ctx.edits.report(arg, self.RULE, message(module, arg, op), op.entry)
+            ctx.answered.add(id(arg))
+            ctx.edits.report(arg, self.RULE, message(module, plain.args[index], op), op.entry)
+
+    @staticmethod
+    def _unbound_hint(site: CallSite) -> str:
+        old = site.origin.rpartition(".")[2]
+        return (
+            f"the positional arguments of `{old}(...)` meant different parameters in different "
+            "Lightning releases (or come from `*args`), and the new class orders them differently: "
+            "pass each one by keyword, then run the migration again"
+        )
 
     @staticmethod
     def _supersede(ops: dict[int, ArgOp]) -> None:
@@ -110,8 +149,13 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                 if not table.auto(entry):
                     return None
                 if falsy(arg.value):
-                    hint = entry.hint or f"`{arg.keyword.value}=` with this value has no direct equivalent"  # type: ignore[union-attr]
+                    hint = entry.hint or f"`{info.name}=` with this value has no direct equivalent"
                     ctx.edits.todo(arg, self.RULE, hint, entry)
+                    return None
+                if entry.hint and not _constant(arg.value):
+                    hint = f"`{info.name}=` may be 0 or None here, and {entry.hint}; then rewrite it"
+                    ctx.edits.todo(arg, self.RULE, hint, entry)
+                    ctx.answered.add(id(arg))
                     return None
                 return ArgOp("expand", entry, template=template(new))
             if table.auto(entry):
@@ -122,13 +166,13 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             and info.any_values
             and not isinstance(ctx.receiver(arg.value, site.scope), str)
         ):
-            kw = arg.keyword.value  # type: ignore[union-attr]
+            kw = info.name
             olds = ", ".join(sorted({repr(e.value) for e in info.any_values}))
             news = {template(new)[0].keyword.value for e in info.any_values if (new := table.new(e))}  # type: ignore[union-attr]
             where = " or ".join(f"`{n}=`" for n in sorted(news))
             hint = f"`{kw}=` no longer takes {olds}: if this value can be one of them, pass it as {where}"
             ctx.edits.todo(arg, self.RULE, hint)
-            ctx.handled.add(id(arg))
+            ctx.answered.add(id(arg))
         return None
 
     @staticmethod
@@ -146,7 +190,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                 unknown += 1
         already = any(a.keyword is not None and a.keyword.value == keyword for a in site.call.args)
         if not members and not unknown:
-            ctx.handled.add(id(info.arg))  # nothing of that kind in there: nothing to do
+            ctx.answered.add(id(info.arg))  # nothing of that kind in there: nothing to do
             return None
         if len(members) != 1 or unknown or already:
             return None
@@ -163,3 +207,14 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         )
         comment = comma.whitespace_after.first_line if follows else None  # type: ignore[union-attr]
         return ArgOp("move", entry, keyword=keyword, element=members[0], comment=comment)
+
+
+def _constant(value: cst.BaseExpression) -> bool:
+    """A literal (number, string, list of literals): its value is known without running the code."""
+    if isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        return isinstance(value.expression, cst.Integer)
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return all(_constant(e.value) for e in value.elements)
+    return False

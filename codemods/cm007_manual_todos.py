@@ -6,11 +6,10 @@ import libcst as cst
 
 from compat.renames import Kind, Rename
 
-from ._base import RuleCommand
 from ._calls import call_sites
 from ._context import Context
-from ._ids import Rule
 from ._members import MemberSite, choose, distinctive, member_sites, unknown_hint
+from ._rule import Rule, RuleCommand
 from ._scopes import Scope, dotted
 
 __all__ = ["MarkManualMigrationsCommand"]
@@ -103,7 +102,7 @@ class MarkManualMigrationsCommand(RuleCommand):
 
     def _members(self, ctx: Context) -> None:
         for site in member_sites(ctx):
-            if id(site.node) in ctx.handled:
+            if id(site.node) in ctx.answered:
                 continue
             if not site.known and any(ctx.table.auto(e) for e in site.entries):
                 continue  # the rule of the automatic entry leaves the TODO
@@ -122,7 +121,7 @@ class MarkManualMigrationsCommand(RuleCommand):
     def _arguments(self, ctx: Context) -> None:
         for site in call_sites(ctx):
             for info in site.args:
-                if id(info.arg) in ctx.handled:
+                if id(info.arg) in ctx.answered:
                     continue
                 entries = info.values or (
                     [] if info.literal is not None and info.any_values else info.arguments

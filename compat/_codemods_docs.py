@@ -12,6 +12,7 @@ import argparse
 import inspect
 import re
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,15 +21,10 @@ _BEGIN = "<!-- BEGIN GENERATED {name}: python -m compat._codemods_docs -->"
 _END = "<!-- END GENERATED {name} -->"
 
 
-def _rule_id(rule: object) -> str:
-    return str(getattr(rule, "value", rule))
-
-
 def _rules() -> list[tuple[str, type]]:
     import codemods
 
-    by_id = {_rule_id(key): cls for key, cls in codemods.RULES.items()}
-    return [(_rule_id(rule), by_id[_rule_id(rule)]) for rule in codemods.Rule if _rule_id(rule) in by_id]
+    return [(str(rule), codemods.RULES[rule]) for rule in codemods.Rule if rule in codemods.RULES]
 
 
 def _doc(cls: type) -> str:
@@ -49,7 +45,8 @@ def _markdown(body: str) -> str:
         if block:
             while block and not block[-1].strip():
                 block.pop()
-            out.extend(["```python", *inspect.cleandoc("\n".join(block)).splitlines(), "```", ""])
+            # dedent, not cleandoc: cleandoc strips the first line alone and loses the nesting.
+            out.extend(["```python", *textwrap.dedent("\n".join(block)).strip("\n").splitlines(), "```", ""])
             block.clear()
 
     for line in body.splitlines():

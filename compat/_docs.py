@@ -12,9 +12,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from compat import _catalog
 from compat.renames import NOT_RENAMED, OLD_VALUE, PACKAGE_REMOVAL, RENAMES, Kind, Rename
 
-__all__ = ["DOCS_PATH", "render_migration_md", "main"]
+__all__ = ["DOCS_PATH", "main", "render_migration_md"]
 
 DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "migration.md"
 
@@ -52,6 +53,18 @@ python -m compat.migrate --target lightning <path>  # rewrite to Lightning 2.x i
 python -m compat.migrate --diff <path>              # show the changes, write nothing
 python -m compat.migrate --check <path>             # exit 1 when changes are needed (CI)
 ```
+
+With `--target lightning`, every Lightning import of a migrated file is written in one package
+(the classes of `lightning.pytorch` and of the `pytorch_lightning` 2.x package are distinct, so a
+file mixing them fails): `pytorch_lightning` when the project's dependency files
+(`pyproject.toml`, `setup.cfg`, `setup.py`, `requirements*.txt`) name `pytorch-lightning` and not
+`lightning`, else `lightning.pytorch`; `--lightning-namespace` overrides. A `ClusterEnvironment`
+subclass gets the `detect()` that Lightning 2.x requires, and its `creates_children()` becomes a
+`creates_processes_externally` that is also true in the processes Lightning started (1.x looked at
+`PL_IN_DDP_SUBPROCESS` itself; 2.x relaunches whenever it is false); any other member 2.x requires
+gets a TODO. One difference no rule rewrites: under DDP, Lightning 1.x shuffled the training data
+even when the `DataLoader` did not; Lightning 2.x keeps the loader's order (pass `shuffle=True`
+to keep 1.x's).
 
 The codemods rewrite every row marked **yes** under "Automatic". A row marked **no** needs a
 person: the codemod leaves a `# TODO(compat.migrate): ...` comment with the note from the last
@@ -96,6 +109,12 @@ def _new_name(entry: Rename, target: str, objects: dict[str, Rename]) -> str:
         arguments = new if "=" in new else f"{new}={OLD_VALUE}"
         return f"`{owner_name}({arguments})`"
     suffix = " (property)" if entry.to_property else ""
+    catalog = _catalog.target(target)
+    if owner is not None and not catalog.has_member(owner, new):
+        # Not on the base's replacement: name the subclasses that have it.
+        holders = catalog.subclasses_defining(owner, new)
+        if holders:
+            return ", ".join(f"`{_short(holder)}.{new}`" for holder in holders) + suffix
     return f"`{owner_name}.{new}`{suffix}"
 
 

@@ -17,6 +17,7 @@ __all__ = ["build_parser", "main"]
 
 PROG = "python -m compat.migrate"
 TARGETS = ("strategies", "lightning")
+NAMESPACES = ("lightning.pytorch", "pytorch_lightning")  # codemods.NAMESPACES, without importing codemods
 
 _DESCRIPTION = """\
 Rewrite code written against the old PyTorch Lightning accelerator/plugin API (custom
@@ -96,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument(
         "--target", choices=TARGETS, default=None,
         help="the API to migrate to: this project's `strategies` (default) or Lightning 2.x",
+    )
+    rules.add_argument(
+        "--lightning-namespace", choices=NAMESPACES, default=None,
+        help="with --target lightning: the package every Lightning import is written in "
+        "(default: the one the project's dependency files name, else lightning.pytorch)",
     )
     rules.add_argument(
         "--select", action="append", metavar="RULE",
@@ -191,6 +197,9 @@ def _options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
         paths=tuple(args.paths),
         mode="diff" if args.diff else "check" if args.check else "out" if args.out else "write",
         target=target,
+        lightning_namespace=(
+            args.lightning_namespace or codemods.declared_namespace(args.paths) if target == "lightning" else None
+        ),
         select=tuple(codemods.Rule(r) for r in rules) if (explicit or ignore) else None,
         ignore=(),
         rules=rules,

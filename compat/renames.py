@@ -36,6 +36,7 @@ __all__ = [
     "PACKAGE_REMOVAL",
     "NOT_RENAMED",
     "OLD_VALUE",
+    "TARGETS",
     "compat_path",
     "lookup",
 ]
@@ -45,6 +46,9 @@ PACKAGE_REMOVAL = "1.0"
 
 # ``renamed_in`` of an entry whose name Lightning kept (only ``strategies`` renames it).
 NOT_RENAMED = "-"
+
+# The migration targets, one column of the table each (``--target``).
+TARGETS = ("strategies", "lightning")
 
 # In an ``ARGUMENT`` target written as ``key=value, ...``: where the old argument's value goes.
 OLD_VALUE = "..."
@@ -125,8 +129,8 @@ class Rename:
 
     def target(self, target: str) -> str | None:
         """The new name for ``target`` (``"strategies"`` or ``"lightning"``)."""
-        if target not in ("strategies", "lightning"):
-            raise ValueError(f"unknown target `{target}`: expected 'strategies' or 'lightning'")
+        if target not in TARGETS:
+            raise ValueError(f"unknown target `{target}`: expected one of {', '.join(TARGETS)}")
         return self.strategies if target == "strategies" else self.lightning
 
     def automatic_for(self, target: str) -> bool:
@@ -338,8 +342,9 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.DataParallelPlugin",
         strategies="strategies.DataParallelStrategy",
-        lightning="lightning.pytorch.strategies.DataParallelStrategy",
+        lightning=None,
         renamed_in="1.6", row=63,
+        hint="Lightning 2.x has no DataParallel strategy: use DDPStrategy there (one process per device)",
         bases=("pytorch_lightning.plugins.ParallelPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.DataParallelPlugin",
@@ -451,7 +456,7 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.NativeMixedPrecisionPlugin",
         strategies="strategies.MixedPrecision",
-        lightning="lightning.pytorch.plugins.precision.MixedPrecisionPlugin",
+        lightning="lightning.pytorch.plugins.precision.MixedPrecision",
         renamed_in="1.9", row=72, automatic=False,
         bases=("pytorch_lightning.plugins.MixedPrecisionPlugin",),
         aliases=(
@@ -480,7 +485,7 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.ShardedNativeMixedPrecisionPlugin",
         strategies=None,
-        lightning="lightning.pytorch.plugins.precision.FSDPPrecisionPlugin",
+        lightning="lightning.pytorch.plugins.precision.FSDPPrecision",
         renamed_in="1.9", row=74, automatic=False,
         bases=("pytorch_lightning.plugins.NativeMixedPrecisionPlugin",),
         aliases=(
@@ -498,7 +503,7 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.FullyShardedNativeMixedPrecisionPlugin",
         strategies=None,
-        lightning="lightning.pytorch.plugins.precision.FSDPPrecisionPlugin",
+        lightning="lightning.pytorch.plugins.precision.FSDPPrecision",
         renamed_in="1.9", row=74, automatic=False,
         bases=("pytorch_lightning.plugins.NativeMixedPrecisionPlugin",),
         aliases=(
@@ -516,7 +521,7 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.TPUHalfPrecisionPlugin",
         strategies=None,
-        lightning="lightning.pytorch.plugins.precision.XLAPrecisionPlugin",
+        lightning="lightning.pytorch.plugins.precision.XLAPrecision",
         renamed_in="1.5", row=75, automatic=False,
         bases=("pytorch_lightning.plugins.PrecisionPlugin",),
         aliases=(
@@ -536,8 +541,8 @@ RENAMES: tuple[Rename, ...] = (
             "pytorch_lightning.trainer.trainer.Trainer",
         ),
         hint=(
-            "check the arguments: an option strategies.Trainer does not take (loggers, ...) is a "
-            "TypeError at construction (docs/strategies.md lists them)"
+            "check the arguments: a keyword the new Trainer does not take (loggers, ...) is a "
+            "TypeError at construction (`help(strategies.Trainer)` lists the ones it takes)"
         ),
     ),
     Rename(
@@ -596,8 +601,8 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.PrecisionPlugin",
         strategies="strategies.Precision",
-        lightning="lightning.pytorch.plugins.precision.PrecisionPlugin",
-        renamed_in="-",
+        lightning="lightning.pytorch.plugins.precision.Precision",
+        renamed_in="2.1",
         bases=("pytorch_lightning.plugins.Plugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.PrecisionPlugin",
@@ -608,8 +613,8 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.MixedPrecisionPlugin",
         strategies="strategies.MixedPrecision",
-        lightning="lightning.pytorch.plugins.precision.MixedPrecisionPlugin",
-        renamed_in="-", automatic=False,
+        lightning="lightning.pytorch.plugins.precision.MixedPrecision",
+        renamed_in="2.1", automatic=False,
         bases=("pytorch_lightning.plugins.PrecisionPlugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.MixedPrecisionPlugin",
@@ -624,8 +629,8 @@ RENAMES: tuple[Rename, ...] = (
         Kind.CLASS,
         "pytorch_lightning.plugins.DeepSpeedPrecisionPlugin",
         strategies=None,
-        lightning="lightning.pytorch.plugins.precision.DeepSpeedPrecisionPlugin",
-        renamed_in="-", automatic=False,
+        lightning="lightning.pytorch.plugins.precision.DeepSpeedPrecision",
+        renamed_in="2.1", automatic=False,
         bases=("pytorch_lightning.plugins.PrecisionPlugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.DeepSpeedPrecisionPlugin",
@@ -1292,12 +1297,13 @@ RENAMES: tuple[Rename, ...] = (
         Kind.PROPERTY,
         "pytorch_lightning.plugins.ParallelPlugin",
         member="torch_distributed_backend",
-        strategies=None,
-        lightning=None,
+        strategies="process_group_backend",
+        lightning="process_group_backend",
         renamed_in="1.6", row=23, automatic=False,
         hint=(
-            "strategies picks nccl on CUDA and gloo on CPU; in Lightning pass "
-            "DDPStrategy(process_group_backend=...) instead of PL_TORCH_DISTRIBUTED_BACKEND"
+            "pass DDPStrategy(process_group_backend=...) instead of setting "
+            "PL_TORCH_DISTRIBUTED_BACKEND (default: nccl on CUDA, gloo on CPU); in Lightning only "
+            "DDP/FSDP strategies have it"
         ),
     ),
     Rename(
@@ -1702,15 +1708,16 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.Trainer",
         member="distributed_backend", value="dp",
         strategies="strategy='dp'",
-        lightning="strategy='dp'",
+        lightning=None,
+        hint="Lightning 2.x has no 'dp' strategy: pass strategy='ddp' there (one process per device)",
         renamed_in="1.4", row=1,
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
         member="distributed_backend", value="ddp_cpu",
-        strategies="strategy='ddp', accelerator='cpu'",
-        lightning="strategy='ddp', accelerator='cpu'",
+        strategies="strategy='ddp_spawn', accelerator='cpu'",
+        lightning="strategy='ddp_spawn', accelerator='cpu'",
         renamed_in="1.4", row=1,
         hint="the number of processes comes from devices= (was num_processes=)",
     ),
@@ -1776,15 +1783,16 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.Trainer",
         member="accelerator", value="dp",
         strategies="strategy='dp'",
-        lightning="strategy='dp'",
+        lightning=None,
+        hint="Lightning 2.x has no 'dp' strategy: pass strategy='ddp' there (one process per device)",
         renamed_in="1.5", row=2,
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
         member="accelerator", value="ddp_cpu",
-        strategies="strategy='ddp', accelerator='cpu'",
-        lightning="strategy='ddp', accelerator='cpu'",
+        strategies="strategy='ddp_spawn', accelerator='cpu'",
+        lightning="strategy='ddp_spawn', accelerator='cpu'",
         renamed_in="1.5", row=2,
         hint="the number of processes comes from devices= (was num_processes=)",
     ),

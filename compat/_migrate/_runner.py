@@ -71,6 +71,7 @@ class Options:
     out: str | None
     quiet: bool
     max_size: int | None = None
+    lightning_namespace: str | None = None
 
 
 class _Pool:
@@ -364,7 +365,8 @@ class Runner:
         try:
             user_classes = self.scan(found.files)
             settings = _worker.Settings(
-                options.mode, options.target, options.select, options.ignore, user_classes, out_root
+                options.mode, options.target, options.select, options.ignore, user_classes, out_root,
+                options.lightning_namespace,
             )
             self.migrate(found.files, settings)
         except KeyboardInterrupt:

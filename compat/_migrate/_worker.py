@@ -52,6 +52,7 @@ class Settings:
         ignore: rule ids not to run.
         user_classes: user class -> old class it derives from, over the whole tree.
         out_root: the folder of the migrated copy (``out`` mode).
+        lightning_namespace: ``lightning.pytorch`` or ``pytorch_lightning`` (``--target lightning``).
     """
 
     mode: str
@@ -60,6 +61,7 @@ class Settings:
     ignore: tuple[str, ...]
     user_classes: Mapping[str, str] = field(default_factory=dict)
     out_root: str | None = None
+    lightning_namespace: str | None = None
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,7 @@ def _run_rules(text: str, module: str, settings: Settings) -> codemods.Result:
         select=settings.select,
         ignore=settings.ignore,
         user_classes=settings.user_classes,
+        lightning_namespace=settings.lightning_namespace,
     )
 
 

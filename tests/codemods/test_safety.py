@@ -80,7 +80,7 @@ class FakeEngine:
         return {name: "DDPPlugin" for name, b in bases.items() if "DDPPlugin" in b}
 
     def migrate_source(self, source: str, *, module: str = "", target: str = "strategies",
-                       select=None, ignore=(), user_classes=None) -> FakeResult:
+                       select=None, ignore=(), user_classes=None, lightning_namespace=None) -> FakeResult:
         self.calls.append(module)
         libcst.parse_module(source)
         changes = []

@@ -67,7 +67,7 @@ STRATEGY_MEMBERS = {
     "predict_step", "backward", "optimizer_step", "module_state_dict", "save_checkpoint",
     "load_checkpoint", "setup_optimizers", "module", "model", "root_device", "global_rank",
     "local_rank", "node_rank", "world_size", "is_global_zero", "accelerator", "precision",
-    "cluster_environment", "launcher", "distributed_sampler_kwargs",
+    "cluster_environment", "launcher", "distributed_sampler_kwargs", "process_group_backend",
 }
 ENVIRONMENT_MEMBERS = {
     "main_address", "main_port", "creates_processes_externally", "detect", "world_size",
@@ -434,7 +434,7 @@ def test_lookup_finds_accelerator_aliases() -> None:
 def test_lookup_distinguishes_argument_values() -> None:
     entry = lookup("compat.Trainer", "accelerator", value="ddp_cpu")
     assert entry is not None
-    assert entry.strategies == "strategy='ddp', accelerator='cpu'"
+    assert entry.strategies == "strategy='ddp_spawn', accelerator='cpu'"
     assert lookup("pytorch_lightning.Trainer", "accelerator") is None
     assert lookup("pytorch_lightning.Trainer", "accelerator", value="tpu") is None
 

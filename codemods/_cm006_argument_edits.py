@@ -13,7 +13,7 @@ from compat.renames import Kind, Rename
 from ._calls import literal
 from ._layout import uncommented, without
 
-__all__ = ["ArgOp", "apply_ops", "conflict", "falsy", "message", "quote_of", "template"]
+__all__ = ["ArgOp", "apply_ops", "conflict", "falsy", "message", "named", "quote_of", "template"]
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,21 @@ def _keywords(module: cst.Module, call: cst.Call, ops: dict[int, ArgOp]) -> list
     return out
 
 
-def conflict(module: cst.Module, call: cst.Call, ops: dict[int, ArgOp]) -> str:
+def named(call: cst.Call, names: dict[int, str]) -> cst.Call:
+    """``call`` with the positional arguments at ``names`` passed by keyword instead."""
+    if not names:
+        return call
+    args = [
+        a.with_changes(keyword=cst.Name(names[i]), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+        if i in names
+        else a
+        for i, a in enumerate(call.args)
+    ]
+    return call.with_changes(args=args)
+
+
+def conflict(module: cst.Module, call: cst.Call, ops: dict[int, ArgOp], names: dict[int, str]) -> str:
+    call = named(call, names)
     seen: dict[str, str] = {}
     for key, code in _keywords(module, call, ops):
         if key in seen and seen[key] != code:
@@ -118,8 +132,9 @@ def _kwarg(original: cst.Arg, keyword: str, value: cst.BaseExpression) -> cst.Ar
     return cst.Arg(value=value, keyword=cst.Name(keyword), equal=original.equal)
 
 
-def apply_ops(node: cst.CSTNode, ops: dict[int, ArgOp], quote: str | None) -> cst.CSTNode:
+def apply_ops(node: cst.CSTNode, ops: dict[int, ArgOp], quote: str | None, names: dict[int, str]) -> cst.CSTNode:
     assert isinstance(node, cst.Call)
+    node = named(node, names)
     out: list[cst.Arg] = []
     seen: set[str] = set()
     last_dropped = False

@@ -1,0 +1,138 @@
+"""Real old-API code nobody here wrote, for the corpus test and the migrate benchmark.
+
+Released packages from PyPI that built on the Lightning 1.x plugin/accelerator API. Their wheels
+are fetched with ``pip download --no-deps`` into the same cache as the API catalogs
+(``~/.cache/strategy-compat/wheels``, or ``$STRATEGY_COMPAT_CACHE``) and unpacked into a
+temporary folder; nothing of them is committed (their licences are theirs). Only the files
+that use the old API are kept (see :func:`uses_old_api`): NeMo is a large toolkit, its trainer
+glue is what matters here.
+
+    python benchmarks/corpus.py DEST     # unpack the corpus into DEST and list it
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import zipfile
+from functools import cache
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from compat import _catalog  # noqa: E402
+from compat._catalog._build import fetch_wheel  # noqa: E402
+from compat.renames import RENAMES, Kind  # noqa: E402
+
+#: (requirement, top-level package folders read from its wheel). ray_lightning subclasses the
+#: DDP-spawn and Horovod plugins; bolts and flash wrap the Trainer and its plugins; NeMo has its
+#: own DDP plugin, cluster glue and precision handling.
+CORPUS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ray_lightning==0.2.0", ("ray_lightning/",)),
+    ("lightning-bolts==0.3.4", ("pl_bolts/",)),
+    ("lightning-flash==0.5.2", ("flash/",)),
+    ("nemo_toolkit==1.4.0", ("nemo/",)),
+)
+
+# Old-API modules whose classes are in scope (the plugin/accelerator API and the Trainer).
+_SCOPE = ("pytorch_lightning.plugins", "pytorch_lightning.accelerators", "pytorch_lightning.trainer.trainer")
+
+
+@cache
+def old_only_names() -> frozenset[str]:
+    """Names only the old API used: classes of the old plugin/accelerator modules that Lightning
+    2.6 has under no name, the table's old members that no Lightning 2.6 class has, and the old
+    Trainer arguments that the Lightning 2.6 Trainer does not take."""
+    return _old_only()[0] | _old_only()[1]
+
+
+@cache
+def _old_only() -> tuple[frozenset[str], frozenset[str]]:
+    new = _catalog.target("lightning")
+    new_names = {path.rpartition(".")[2] for path in new.classes()}
+    old: set[str] = set()
+    for name in _catalog.OLD:
+        catalog = _catalog.load(name)
+        for path in catalog.classes():
+            if path.startswith(_SCOPE) and "._" not in path:
+                old.add(path.rpartition(".")[2])
+    new_members: set[str] = set()
+    for path in new.classes():
+        new_members |= new.members(path)
+    trainer = new.signature(new.trainer)
+    assert trainer is not None
+    members = {e.member for e in RENAMES
+               if e.member and e.kind in (Kind.METHOD, Kind.PROPERTY, Kind.ATTRIBUTE, Kind.HOOK)}
+    arguments = {e.member for e in RENAMES if e.member and e.kind is Kind.ARGUMENT}
+    return (frozenset((old - new_names) | (members - new_members)),
+            frozenset(a for a in arguments if not trainer.accepts(a)))
+
+
+def uses_old_api(text: str) -> bool:
+    """Whether a file imports the old package and names something only the old API had."""
+    if "pytorch_lightning" not in text:
+        return False
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+    return bool(words & old_only_names())
+
+
+def old_api_sites(text: str) -> list[tuple[int, str]]:
+    """``(line, name)`` of each use of an old-only name in code: a name, an attribute, an
+    imported name or a method definition; an old Trainer argument only as a keyword argument
+    (``gpus=2``; a parameter of the user's own called ``gpus`` is not the old API)."""
+    names, keywords = _old_only()
+    sites = []
+    for node in ast.walk(ast.parse(text)):
+        found = None
+        if isinstance(node, ast.Name):
+            found = node.id
+        elif isinstance(node, ast.Attribute):
+            found = node.attr
+        elif isinstance(node, ast.alias):
+            found = node.name.rpartition(".")[2]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found = node.name
+        elif isinstance(node, ast.keyword) and node.arg in keywords:
+            sites.append((node.value.lineno, node.arg))
+            continue
+        if found in names:
+            sites.append((node.lineno, found))
+    return sorted(sites)
+
+
+def extract(dest: Path, everything: bool = False) -> tuple[list[Path], list[str]]:
+    """Unpack the old-API files (``everything``: all Python files) of every corpus package under ``dest``.
+
+    Returns:
+        The files written, and one line per package that could not be fetched (offline).
+    """
+    written: list[Path] = []
+    missing: list[str] = []
+    for requirement, roots in CORPUS:
+        try:
+            wheel = fetch_wheel(requirement)
+        except RuntimeError as err:
+            missing.append(str(err))
+            continue
+        with zipfile.ZipFile(wheel) as archive:
+            for name in sorted(archive.namelist()):
+                if not (name.endswith(".py") and name.startswith(roots)):
+                    continue
+                text = archive.read(name).decode("utf-8", errors="replace")
+                if everything or uses_old_api(text):
+                    target = dest / name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(text, encoding="utf-8")
+                    written.append(target)
+    return written, missing
+
+
+if __name__ == "__main__":
+    files, failed = extract(Path(sys.argv[1]))
+    for path in files:
+        print(f"{sum(1 for _ in path.open()):6d}  {path}")
+    for line in failed:
+        print(line, file=sys.stderr)

@@ -1,0 +1,324 @@
+"""What the rules know about the old and new APIs beyond names: signatures, hierarchy, hooks.
+
+The rules ask the functions here, never the data. Old constructor signatures and the new class
+hierarchy come from the catalog (``compat._catalog``: the 1.2-1.5 wheels, ``strategies`` and
+Lightning 2.6). Still data here, to move to the catalog: the new constructors' keywords as the
+rules need them (following ``*args``/``**kwargs`` passthroughs such as ``DDPSpawnStrategy``'s),
+the hooks each Trainer calls, and the behaviour facts of the 1.x accelerator connector.
+Old names are keyed by the table's ``pytorch_lightning.`` path, new ones by their qualified name
+in the table's target columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compat import _catalog
+
+__all__ = [
+    "CONFIG_NAMES",
+    "OLD_ONLY_MEMBERS",
+    "NewSignature",
+    "cpu_count_default",
+    "new_hierarchy_known",
+    "new_is_subclass",
+    "new_signature",
+    "old_keywords",
+    "old_positional", "removed_classmethod",
+    "spawn_strategy",
+    "spawns_by_count",
+    "super_required",
+    "trainer",
+]  # fmt: skip
+
+
+
+@dataclass(frozen=True)
+class NewSignature:
+    """The keyword parameters a new class takes.
+
+    Attributes:
+        params: the named parameters (``self`` aside).
+        forwards: where ``**kwargs`` go (``"DistributedDataParallel"``), ``""`` without them.
+    """
+
+    params: frozenset[str]
+    forwards: str = ""
+
+
+_S_PARALLEL = ("accelerator", "parallel_devices", "cluster_environment", "precision", "num_nodes",
+               "process_group_backend", "timeout")  # fmt: skip
+_L_PARALLEL = ("accelerator", "parallel_devices", "cluster_environment", "checkpoint_io", "precision_plugin")
+_L_DDP = (*_L_PARALLEL, "ddp_comm_state", "ddp_comm_hook", "ddp_comm_wrapper", "model_averaging_period",
+          "process_group_backend", "timeout", "start_method")  # fmt: skip
+
+_NEW: dict[str, NewSignature] = {
+    "strategies.Strategy": NewSignature(frozenset(("accelerator", "precision"))),
+    "strategies.ParallelStrategy": NewSignature(frozenset(_S_PARALLEL)),
+    "strategies.SingleDeviceStrategy": NewSignature(frozenset(("device", "accelerator", "precision"))),
+    "strategies.DDPStrategy": NewSignature(frozenset(_S_PARALLEL), "DistributedDataParallel"),
+    "strategies.DDPSpawnStrategy": NewSignature(
+        frozenset((*_S_PARALLEL, "start_method")), "DistributedDataParallel"
+    ),
+    "strategies.DeepSpeedStrategy": NewSignature(
+        frozenset((*_S_PARALLEL, "config", "stage", "offload_optimizer", "offload_parameters")),
+        "the DeepSpeed zero_optimization config",
+    ),
+    "strategies.DataParallelStrategy": NewSignature(frozenset(("accelerator", "parallel_devices", "precision"))),
+    "lightning.pytorch.strategies.Strategy": NewSignature(
+        frozenset(("accelerator", "checkpoint_io", "precision_plugin"))
+    ),
+    "lightning.pytorch.strategies.ParallelStrategy": NewSignature(frozenset(_L_PARALLEL)),
+    "lightning.pytorch.strategies.SingleDeviceStrategy": NewSignature(
+        frozenset(("device", "accelerator", "checkpoint_io", "precision_plugin"))
+    ),
+    "lightning.pytorch.strategies.DDPStrategy": NewSignature(frozenset(_L_DDP), "DistributedDataParallel"),
+    "lightning.pytorch.strategies.DeepSpeedStrategy": NewSignature(
+        frozenset((
+            "accelerator", "zero_optimization", "stage", "remote_device", "offload_optimizer",
+            "offload_parameters", "offload_params_device", "nvme_path", "params_buffer_count",
+            "params_buffer_size", "max_in_cpu", "offload_optimizer_device", "optimizer_buffer_count",
+            "block_size", "queue_depth", "single_submit", "overlap_events", "thread_count", "pin_memory",
+            "sub_group_size", "contiguous_gradients", "overlap_comm", "allgather_partitions",
+            "reduce_scatter", "allgather_bucket_size", "reduce_bucket_size",
+            "zero_allow_untested_optimizer", "logging_batch_size_per_gpu", "config", "logging_level",
+            "parallel_devices", "cluster_environment", "loss_scale", "initial_scale_power",
+            "loss_scale_window", "hysteresis", "min_loss_scale", "partition_activations",
+            "cpu_checkpointing", "contiguous_memory_optimization", "synchronize_checkpoint_boundary",
+            "load_full_weights", "precision_plugin", "process_group_backend", "timeout",
+            "exclude_frozen_parameters",
+        ))
+    ),
+    "strategies.Trainer": NewSignature(
+        frozenset((
+            "strategy", "accelerator", "devices", "num_nodes", "precision", "max_epochs", "max_steps",
+            "limit_train_batches", "limit_val_batches", "limit_test_batches", "limit_predict_batches",
+            "callbacks", "plugins", "use_distributed_sampler", "enable_progress_bar", "gradient_clip_val",
+            "check_val_every_n_epoch", "record_hooks",
+        ))
+    ),
+    "lightning.pytorch.Trainer": NewSignature(
+        frozenset((
+            "accelerator", "strategy", "devices", "num_nodes", "precision", "logger", "callbacks",
+            "fast_dev_run", "max_epochs", "min_epochs", "max_steps", "min_steps", "max_time",
+            "limit_train_batches", "limit_val_batches", "limit_test_batches", "limit_predict_batches",
+            "overfit_batches", "val_check_interval", "check_val_every_n_epoch", "num_sanity_val_steps",
+            "log_every_n_steps", "enable_checkpointing", "enable_progress_bar", "enable_model_summary",
+            "accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm", "deterministic",
+            "benchmark", "inference_mode", "use_distributed_sampler", "profiler", "detect_anomaly",
+            "barebones", "plugins", "sync_batchnorm", "reload_dataloaders_every_n_epochs",
+            "default_root_dir", "enable_autolog_hparams", "model_registry",
+        ))
+    ),
+}
+
+def _old_signatures(canon: str) -> list[_catalog.Signature]:
+    """The constructor of ``canon`` in each old release that has it (through ``*args`` passthroughs)."""
+    found = []
+    for name in _catalog.OLD:
+        catalog = _catalog.load(name)
+        for cls in catalog.mro(canon) if catalog.has(canon) else ():
+            signature = catalog.signature(cls)
+            if signature is not None and (signature.keywords() or not signature.var_positional):
+                found.append(signature)
+                break
+    return found
+
+
+def old_positional(canon: str) -> tuple[frozenset[str], ...] | None:
+    """For each position of the old constructor, the parameter names the releases 1.2-1.5 give it.
+
+    ``None`` when the class's signature is not known; a position beyond a release's parameters
+    counts as ``"*"`` (that release would have rejected or swallowed the argument).
+    """
+    releases = [s.positional() for s in _old_signatures(canon)]
+    if not releases:
+        return None
+    width = max(len(r) for r in releases)
+    return tuple(frozenset(r[i] if i < len(r) else "*" for r in releases) for i in range(width))
+
+
+def old_keywords(canon: str) -> frozenset[str]:
+    """Every named parameter of the old constructor in some release (empty when not known)."""
+    return frozenset(name for s in _old_signatures(canon) for name in s.keywords())
+
+
+def new_signature(qualname: str) -> NewSignature | None:
+    """The keyword parameters of a new class (``None`` when not known)."""
+    return _NEW.get(qualname)
+
+
+def _target_catalog(qualname: str) -> _catalog.Catalog:
+    return _catalog.target("strategies" if qualname.startswith("strategies.") else "lightning")
+
+
+def new_hierarchy_known(qualname: str) -> bool:
+    """Whether the new class's place in the hierarchy is known (see :func:`new_is_subclass`)."""
+    return _target_catalog(qualname).has(qualname)
+
+
+def new_is_subclass(qualname: str, base: str) -> bool:
+    """Whether the new class ``qualname`` is ``base`` or derives from it."""
+    catalog = _target_catalog(qualname)
+    return qualname == base or (catalog.has(qualname) and catalog.has(base) and catalog.is_subclass(qualname, base))
+
+
+def trainer(target: str) -> str:
+    """The qualified name of the target's ``Trainer`` (where some strategy arguments went)."""
+    return {"strategies": "strategies.Trainer", "lightning": "lightning.pytorch.Trainer"}[target]
+
+
+# How the 1.x accelerator connector (1.2.10-1.5.10, ``set_distributed_mode`` and
+# ``select_training_type_plugin``) launched processes on CPU, where the new default differs.
+#: Trainer keywords that set how many processes run.
+_PROCESS_COUNTS = frozenset({"num_processes", "gpus", "tpu_cores", "devices"})
+#: Values that, without a process count, started ``os.cpu_count()`` processes.
+_CPU_COUNT_VALUES = frozenset({"ddp_cpu"})
+#: The count that, above one and with no launch chosen, ran DDP on CPU with the spawn plugin.
+_SPAWNING_COUNT = "num_processes"
+#: Keywords that chose the launch instead.
+_LAUNCH_CHOICES = frozenset({"accelerator", "distributed_backend", "strategy", "plugins", "gpus", "tpu_cores"})
+
+
+def cpu_count_default(value: str, keywords: frozenset[str]) -> bool:
+    """Whether 1.x started one process per CPU for ``value`` in a call passing ``keywords``."""
+    return value in _CPU_COUNT_VALUES and not keywords & _PROCESS_COUNTS
+
+
+def spawns_by_count(keyword: str, keywords: frozenset[str]) -> bool:
+    """Whether 1.x spawned the processes ``keyword`` counts, in a call passing ``keywords``."""
+    return keyword == _SPAWNING_COUNT and not keywords & _LAUNCH_CHOICES
+
+
+def spawn_strategy(target: str) -> str:
+    """The registry name of the spawning DDP strategy on ``target``."""
+    return "ddp_spawn"
+
+
+#: New methods that do more than the old ones renamed onto them, so an override must call super().
+_SUPER_REQUIRED = {
+    "setup_distributed": (
+        "`setup_distributed` now also sets the ranks from the cluster environment before the "
+        "process group exists; without `super().setup_distributed()` this override runs with rank 0 "
+        "in every process: call it, or set the ranks yourself"
+    ),
+}
+
+
+def super_required(new_member: str) -> str | None:
+    """Why an override of ``new_member`` must call ``super()`` (``None``: it need not)."""
+    return _SUPER_REQUIRED.get(new_member)
+
+
+#: Member names that only the old API used (no new class and no common library has them): a use
+#: on any receiver is worth a TODO, also in files that do not import Lightning
+#: (``self._trainer.training_type_plugin``, ``obj.accelerator_backend``).
+OLD_ONLY_MEMBERS = frozenset({
+    "training_type_plugin", "accelerator_backend", "distributed_backend", "num_gpus", "root_gpu",
+    "use_ddp", "use_ddp2", "use_dp", "use_horovod", "use_single_gpu", "use_tpu",
+})  # fmt: skip
+
+#: Names of configuration objects: ``cfg.trainer`` is likely a config section, not a Trainer.
+CONFIG_NAMES = frozenset({"cfg", "conf", "config", "configs", "args", "hparams", "opt", "opts", "options", "params", "settings"})
+
+
+#: Class-level helpers of old classes that neither target has (``Trainer.from_argparse_args``).
+_REMOVED_CLASSMETHODS = {
+    "pytorch_lightning.Trainer": {
+        "from_argparse_args": (
+            "`Trainer.from_argparse_args` is gone: build the keywords yourself "
+            "(`Trainer(**{k: v for k, v in vars(args).items() if k in <the keywords you use>})`), "
+            "with the new names (gpus -> accelerator/devices, ...)"
+        ),
+        "add_argparse_args": "`Trainer.add_argparse_args` is gone: add the arguments you use to the parser yourself",
+        "parse_argparser": "`Trainer.parse_argparser` is gone: parse with argparse directly",
+    },
+}
+
+
+def removed_classmethod(canon: str, name: str) -> str | None:
+    """Why ``OldClass.name`` has no replacement (``None``: it is not one of those)."""
+    return _REMOVED_CLASSMETHODS.get(canon, {}).get(name)
+
+
+def _hooks(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Hooks of the 1.5.10 bases (ModelHooks, DataHooks, CheckpointHooks, LightningModule, Callback),
+# and the hooks each target's Trainer calls (strategies: TrainModule/Callback; Lightning 2.6).
+_STEP_ENDS = "training_epoch_end validation_epoch_end test_epoch_end training_step_end validation_step_end test_step_end"
+_EVERY_RUN = (
+    "on_fit_end on_fit_start on_test_batch_end on_test_batch_start on_test_end on_test_epoch_end "
+    "on_test_epoch_start on_test_start on_train_batch_end on_train_batch_start on_train_end "
+    "on_train_epoch_end on_train_epoch_start on_train_start on_validation_batch_end "
+    "on_validation_batch_start on_validation_end on_validation_epoch_end on_validation_epoch_start "
+    "on_validation_start on_predict_batch_end on_predict_batch_start on_predict_end "
+    "on_predict_epoch_end on_predict_epoch_start on_predict_start on_after_backward on_before_backward "
+    "on_before_optimizer_step on_before_zero_grad on_load_checkpoint on_save_checkpoint"
+)
+_OLD_HOOKS = {
+    "pytorch_lightning.LightningModule": _hooks(
+        f"{_EVERY_RUN} {_STEP_ENDS} on_after_batch_transfer on_before_batch_transfer on_epoch_end "
+        "on_epoch_start on_post_move_to_device on_predict_dataloader on_predict_model_eval "
+        "on_pretrain_routine_end on_pretrain_routine_start on_test_dataloader on_test_model_eval "
+        "on_test_model_train on_train_dataloader on_val_dataloader on_validation_model_eval "
+        "on_validation_model_train"
+    ),
+    "pytorch_lightning.Callback": _hooks(
+        f"{_EVERY_RUN} on_batch_end on_batch_start on_before_accelerator_backend_setup "
+        "on_configure_sharded_model on_epoch_end on_epoch_start on_exception on_init_end on_init_start "
+        "on_keyboard_interrupt on_pretrain_routine_end on_pretrain_routine_start on_sanity_check_end "
+        "on_sanity_check_start"
+    ),
+}
+_STRATEGIES_RUN = (
+    "on_fit_start on_fit_end on_train_epoch_start on_train_epoch_end on_train_batch_start "
+    "on_train_batch_end on_validation_epoch_end on_test_epoch_end"
+)
+_NEW_HOOKS = {
+    "strategies.TrainModule": _hooks(_STRATEGIES_RUN),
+    "strategies.Callback": _hooks(_STRATEGIES_RUN),
+    "lightning.pytorch.LightningModule": _hooks(
+        f"{_EVERY_RUN} on_after_batch_transfer on_before_batch_transfer on_predict_model_eval "
+        "on_test_model_eval on_test_model_train on_validation_model_eval on_validation_model_train "
+        "on_validation_model_zero_grad"
+    ),
+    "lightning.pytorch.Callback": _hooks(f"{_EVERY_RUN} on_exception on_sanity_check_end on_sanity_check_start"),
+}
+#: Where the code of an old hook goes when the new base has no hook of that name.
+_HOOK_MOVES = {
+    "training_epoch_end": "on_train_epoch_end",
+    "validation_epoch_end": "on_validation_epoch_end",
+    "test_epoch_end": "on_test_epoch_end",
+    "training_step_end": "training_step",
+    "validation_step_end": "validation_step",
+    "test_step_end": "test_step",
+    "on_epoch_start": "on_train_epoch_start",
+    "on_epoch_end": "on_train_epoch_end",
+    "on_batch_start": "on_train_batch_start",
+    "on_batch_end": "on_train_batch_end",
+    "on_pretrain_routine_start": "on_fit_start",
+    "on_pretrain_routine_end": "on_fit_start",
+    "on_keyboard_interrupt": "on_exception",
+    "on_post_move_to_device": "configure_model",
+    "on_train_start": "on_fit_start",
+    "on_train_end": "on_fit_end",
+}
+_EPOCH_OUTPUTS = frozenset({"training_epoch_end", "validation_epoch_end", "test_epoch_end"})
+
+
+def uncalled_hook(old_base: str, new_base: str, name: str) -> str | None:
+    """Where the code of the old hook ``name`` goes when ``new_base``'s Trainer never calls it.
+
+    ``None`` when the hook is still called (or either base is not known here).
+    """
+    old, new = _OLD_HOOKS.get(old_base), _NEW_HOOKS.get(new_base)
+    if old is None or new is None or name not in old or name in new:
+        return None
+    short = new_base.rpartition(".")[2]
+    moved = _HOOK_MOVES.get(name)
+    where = f"move its code to `{moved}`" if moved and moved in new | {"training_step", "validation_step", "test_step", "configure_model"} else "move its code to a hook that still runs, or drop it"
+    if name in _EPOCH_OUTPUTS:
+        where += " (without `outputs`: the step appends what it returns to a list on `self`, the epoch-end hook reads and clears it)"
+    return f"`{name}` is never called on a `{short}`: {where}"

@@ -1,0 +1,179 @@
+"""CM009: keep the meaning of isinstance/issubclass checks against renamed classes."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ._context import Context
+from ._facts import new_hierarchy_known, new_is_subclass
+from ._imports import bind_new
+from ._rule import Rule, RuleCommand
+from ._scopes import Scope, dotted
+
+__all__ = ["KeepTypeChecksCommand"]
+
+_CHECKS = ("isinstance", "issubclass")
+
+
+class KeepTypeChecksCommand(RuleCommand):
+    """Keep the meaning of ``isinstance``/``issubclass`` against renamed classes.
+
+    The new hierarchy is not the old one: ``DDPSpawnStrategy`` derives from ``DDPStrategy``
+    (``DDPSpawnPlugin`` did not derive from ``DDPPlugin``), so ``isinstance(p, DDPStrategy)`` also
+    matches spawn, and an ``if ddp ... elif spawn`` chain takes the wrong branch. A check whose
+    new class matches classes the old one did not gets ``and not isinstance(x, <those>)``; one
+    that no longer matches a class the old one did (``DeepSpeedPlugin`` was a ``DDPPlugin``,
+    ``DeepSpeedStrategy`` is no ``DDPStrategy``) gets it added to a tuple. A check whose extra
+    classes the type cannot tell apart (Lightning's spawn is ``DDPStrategy(start_method="spawn")``),
+    and a tuple of classes whose union changed, get a TODO.
+
+    Before::
+
+        from pytorch_lightning.plugins import DDPPlugin, DDPSpawnPlugin
+
+        def kind(plugin):
+            if isinstance(plugin, DDPPlugin):
+                return "ddp"
+            elif isinstance(plugin, DDPSpawnPlugin):
+                return "spawn"
+
+    After::
+
+        from strategies import DDPStrategy, DDPSpawnStrategy
+        from strategies import DeepSpeedStrategy
+
+        def kind(plugin):
+            if isinstance(plugin, (DDPStrategy, DeepSpeedStrategy)) and not isinstance(plugin, DDPSpawnStrategy):
+                return "ddp"
+            elif isinstance(plugin, DDPSpawnStrategy):
+                return "spawn"
+    """
+
+    RULE = Rule.CM009
+    REQUIRES = (Rule.CM001, Rule.CM002)
+
+    def run(self, ctx: Context) -> None:
+        for call, scope in ctx.analysis.calls:
+            func = call.func
+            if not (isinstance(func, cst.Name) and func.value in _CHECKS and len(call.args) == 2):
+                continue
+            if ctx.bindings(func, scope):
+                continue  # a local function named like the builtin
+            self._check(ctx, call, scope)
+
+    def _check(self, ctx: Context, call: cst.Call, scope: Scope) -> None:
+        subject, classes = call.args[0].value, call.args[1].value
+        if isinstance(classes, cst.Tuple):
+            self._union(ctx, call, scope, classes)
+            return
+        entry = ctx.old_object(classes, scope)
+        table = ctx.table
+        if entry is None or not table.auto(entry) or not (new := table.new(entry)):
+            return
+        before = table.descendants(entry.old)
+        extra: list[tuple[str, str]] = []  # (old name, new class) passing now, not before
+        missing: list[tuple[str, str]] = []  # passing before, not now (objects this rule renames)
+        for other in table.class_entries():
+            other_new = table.new(other)
+            if not other_new or other is entry or not new_hierarchy_known(other_new):
+                continue
+            now = new_is_subclass(other_new, new)
+            if now and other.old not in before:
+                extra.append((other.old_name, other_new))
+            elif not now and other.old in before and table.auto(other):
+                missing.append((other.old_name, other_new))
+        if not extra and not missing:
+            return
+        old_name = entry.old_name
+        mixed = any(n == new or any(new_is_subclass(m, n) for _, m in missing) for _, n in extra)
+        if mixed or dotted(subject) is None:
+            lost = f"; `{'`, `'.join(o for o, _ in missing)}` no longer pass it" if missing else ""
+            gained = f"; `{'`, `'.join(o for o, _ in extra)}` now pass it too" if extra else ""
+            hint = f"`{_func_name(call)}(..., {old_name})` changes meaning as `{new}`{gained}{lost}: check the branch"
+            ctx.edits.todo(call, self.RULE, hint, entry)
+            return
+        root = classes
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        bound = ctx.bindings(root, scope) if isinstance(root, cst.Name) else []
+        statements = [b.stmt for b in bound if isinstance(b.stmt, (cst.Import, cst.ImportFrom))]
+        excluded = [bind_new(ctx, qualname, scope, statements) for _, qualname in extra]
+        included = [bind_new(ctx, qualname, scope, statements) for _, qualname in missing]
+        if any(n is None for n in (*excluded, *included)):
+            taken = "`, `".join(q for _, q in (*extra, *missing))
+            ctx.edits.todo(call, self.RULE, f"also check `{taken}` here (a name is taken in this file)", entry)
+            return
+        wrap = bool(excluded) and not isinstance(ctx.analysis.parent(call), (cst.If, cst.While, cst.Assert))
+        ctx.edits.replace(
+            call,
+            lambda node, i=tuple(included), e=tuple(excluded), w=wrap: _rewritten(node, i, e, w),  # type: ignore[arg-type]
+            self.RULE,
+            f"{old_name}: " + ", ".join(
+                [*(f"not {o}" for o, _ in extra), *(f"or {o}" for o, _ in missing)]
+            ) + " (the new hierarchy differs)",
+            entry=entry,
+        )
+
+
+    def _union(self, ctx: Context, call: cst.Call, scope: Scope, classes: cst.Tuple) -> None:
+        """A tuple of classes: a TODO when the union matches other classes than before."""
+        table = ctx.table
+        entries = [ctx.old_object(e.value, scope) for e in classes.elements]
+        renamed = [(e, n) for e in entries if e is not None and table.auto(e) and (n := table.new(e))]
+        if not renamed:
+            return
+        before = set().union(*(table.descendants(e.old) for e, _ in renamed))
+        changed = []
+        for other in table.class_entries():
+            other_new = table.new(other)
+            if not other_new or not new_hierarchy_known(other_new):
+                continue
+            now = any(new_is_subclass(other_new, n) for _, n in renamed)
+            if now != (other.old in before) and (now or table.auto(other)):
+                changed.append(other.old_name)
+        if changed:
+            names = "`, `".join(changed)
+            hint = f"`{_func_name(call)}(..., (...))` changes meaning with the new hierarchy for `{names}`: check it"
+            ctx.edits.todo(call, self.RULE, hint, renamed[0][0])
+
+
+def _func_name(call: cst.Call) -> str:
+    return call.func.value  # type: ignore[attr-defined, no-any-return]
+
+
+def _rewritten(node: cst.CSTNode, included: tuple[str, ...], excluded: tuple[str, ...], wrap: bool) -> cst.CSTNode:
+    """``isinstance(x, A)`` -> ``isinstance(x, (A, B)) and not isinstance(x, C)``.
+
+    ``x`` is read from the node other rules already edited (``trainer.strategy``).
+    """
+    assert isinstance(node, cst.Call)
+    empty = cst.Module([])
+    check, subject = empty.code_for_node(node.func), empty.code_for_node(node.args[0].value)
+    if included:
+        classes = cst.Tuple([cst.Element(node.args[1].value), *(cst.Element(cst.Name(n)) for n in included)])
+        node = node.with_changes(args=[node.args[0], node.args[1].with_changes(value=classes)])
+    if not excluded:
+        return node
+    text = " and ".join([empty.code_for_node(node), *(f"not {check}({subject}, {n})" for n in excluded)])
+    return cst.parse_expression(f"({text})" if wrap else text)
+
+    def _union(self, ctx: Context, call: cst.Call, scope: Scope, classes: cst.Tuple) -> None:
+        """A tuple of classes: a TODO when the union matches other classes than before."""
+        table = ctx.table
+        entries = [ctx.old_object(e.value, scope) for e in classes.elements]
+        renamed = [(e, n) for e in entries if e is not None and table.auto(e) and (n := table.new(e))]
+        if not renamed:
+            return
+        before = set().union(*(table.descendants(e.old) for e, _ in renamed))
+        changed = []
+        for other in table.class_entries():
+            other_new = table.new(other)
+            if not other_new or not new_hierarchy_known(other_new):
+                continue
+            now = any(new_is_subclass(other_new, n) for _, n in renamed)
+            if now != (other.old in before) and (now or table.auto(other)):
+                changed.append(other.old_name)
+        if changed:
+            names = "`, `".join(changed)
+            hint = f"`{_func_name(call)}(..., (...))` changes meaning with the new hierarchy for `{names}`: check it"
+            ctx.edits.todo(call, self.RULE, hint, renamed[0][0])
