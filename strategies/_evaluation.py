@@ -46,8 +46,7 @@ def batches(loader: Iterable[Any], limit: int | float) -> Iterator[tuple[int, An
 def run_evaluation(trainer: Trainer, kind: str, loader: Any, limit: int | float, metrics_kind: str | None = None) -> Any:
     """One validation/test/predict run: ``[metrics]`` for val/test, the step outputs for predict."""
     name, metrics_kind = _HOOK[kind], metrics_kind or kind
-    context = torch.inference_mode() if trainer.inference_mode else torch.no_grad()
-    with context:
+    with _grad_off(trainer):
         trainer._call_module(f"on_{name}_model_eval")
         trainer._metrics_reset(metrics_kind)
         trainer._call_callbacks(f"on_{name}_start")
@@ -63,6 +62,17 @@ def run_evaluation(trainer: Trainer, kind: str, loader: Any, limit: int | float,
         if kind != "predict":
             trainer._call_module(f"on_{name}_model_train")
     return outputs if kind == "predict" else [metrics]
+
+
+def _grad_off(trainer: Trainer) -> contextlib.AbstractContextManager:
+    """``torch.inference_mode`` (``Trainer(inference_mode=True)``), else ``no_grad``; always ``no_grad`` for
+    FSDP/DeepSpeed, whose gathered-parameter buffers outlive the run and must not become inference tensors."""
+    from strategies.deepspeed import DeepSpeedStrategy
+    from strategies.fsdp import FSDPStrategy
+
+    if trainer.inference_mode and not isinstance(trainer.strategy, (FSDPStrategy, DeepSpeedStrategy)):
+        return torch.inference_mode()
+    return torch.no_grad()
 
 
 def _run_batches(trainer: Trainer, kind: str, loader: Any, limit: int | float, metrics_kind: str) -> list[Any]:

@@ -180,7 +180,7 @@ def precision_for(precision: Any, device_type: str) -> Precision:
     if name in _ALIASES:
         if name in ("16", "bf16"):
             warnings.warn(f"`precision={precision!r}` is Lightning's old name for {_ALIASES[name]!r}; pass "
-                          f"`precision={_ALIASES[name]!r}`.", UserWarning, stacklevel=4)
+                          f"`precision={_ALIASES[name]!r}`.", UserWarning, stacklevel=5)
         name = _ALIASES[name]
     if name not in PRECISION_VALUES:
         valid = ", ".join(map(repr, (*PRECISION_VALUES, 16, "16", "bf16", 32, "32", 64, "64")))
