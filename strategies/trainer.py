@@ -95,11 +95,11 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         max_steps: int = -1,
         min_steps: int | None = None,
         max_time: Any = None,
-        limit_train_batches: int | float | None = None,
-        limit_val_batches: int | float | None = None,
-        limit_test_batches: int | float | None = None,
-        limit_predict_batches: int | float | None = None,
-        val_check_interval: int | float | None = None,
+        limit_train_batches: float | None = None,
+        limit_val_batches: float | None = None,
+        limit_test_batches: float | None = None,
+        limit_predict_batches: float | None = None,
+        val_check_interval: float | None = None,
         check_val_every_n_epoch: int | None = 1,
         num_sanity_val_steps: int | None = None,
         log_every_n_steps: int | None = None,
@@ -277,6 +277,8 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
                    datamodule: DataModule | None) -> None:
         self._reset_run_state()
         self.state.stage = stage
+        # A spawned worker sends back only this run's calls (its pickled record holds the caller's earlier ones).
+        self._record_from = len(self._recorder.calls) if self._recorder is not None else 0
         self._given_loaders = {k: v for k, v in loaders.items() if v is not None}
         self.datamodule = datamodule
         model._trainer = self
@@ -373,7 +375,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
 
     def _worker_output(self, results: Any) -> dict[str, Any]:
         """What rank 0 of a spawned run sends back to the caller (plain data for weights_only)."""
-        record = [tuple(c) for c in self._recorder.calls] if self._recorder is not None else []
+        record = [tuple(c) for c in self._recorder.calls[self._record_from:]] if self._recorder is not None else []
         return {
             "state_dict": {k: v.detach().cpu() for k, v in self.strategy.module.state_dict().items()},
             "callback_metrics": {k: v.detach().cpu() for k, v in self.callback_metrics.items()},

@@ -9,7 +9,13 @@ import sys
 import pytest
 from _helpers import SCRIPTS, run_script
 from hooked import record
-from lightning_hooks import STAGES, doc_tables, lightning_hook_names, load, render_tables
+from lightning_hooks import (
+    STAGES,
+    doc_tables,
+    lightning_hook_names,
+    load,
+    render_tables,
+)
 
 from strategies import Callback, DataModule, TrainModule
 

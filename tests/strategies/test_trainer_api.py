@@ -6,7 +6,13 @@ import pytest
 import torch
 from probe import ProbeData, ProbeModule
 
-from strategies import DoublePrecision, HalfPrecision, MixedPrecision, Precision, Trainer
+from strategies import (
+    DoublePrecision,
+    HalfPrecision,
+    MixedPrecision,
+    Precision,
+    Trainer,
+)
 
 QUIET = dict(accelerator="cpu", enable_progress_bar=False, num_sanity_val_steps=0)
 

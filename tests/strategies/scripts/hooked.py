@@ -15,16 +15,16 @@ import sys
 
 os.environ.setdefault("DS_ACCELERATOR", "cpu")
 
-import torch  # noqa: E402
-import torch._dynamo  # noqa: E402,F401  (DDP imports it on first use; once here spares every forked worker)
-from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+import torch
+import torch._dynamo
+from torch.utils.data import DataLoader, TensorDataset
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
 
-from lightning_hooks import SETTINGS, STAGES  # noqa: E402
+from lightning_hooks import SETTINGS, STAGES
 
-from strategies import Callback, DataModule, Trainer, TrainModule  # noqa: E402
+from strategies import Callback, DataModule, Trainer, TrainModule
 
 OWNERS = ("module", "callback", "datamodule")
 
