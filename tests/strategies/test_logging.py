@@ -4,57 +4,16 @@ from __future__ import annotations
 
 import csv
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 import torch
+from _logging_host import Host
 
-from strategies import CSVLogger, Logger, ModelCheckpoint, SingleDeviceStrategy
-from strategies._logging import _LoggingMixin
-
-
-class _Recording(Logger):
-    def __init__(self) -> None:
-        self.rows: list[tuple[int | None, dict[str, float]]] = []
-        self.hparams: list[dict[str, Any]] = []
-
-    name = "recording"
-    version = 0
-
-    def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
-        self.rows.append((step, dict(metrics)))
-
-    def log_hyperparams(self, params: Any) -> None:
-        self.hparams.append(dict(params))
-
-
-class _Host(_LoggingMixin):
-    """The mixin on a single-device strategy, driven the way the loops drive it."""
-
-    def __init__(self, stage: str = "fit", **kwargs: Any) -> None:
-        self.strategy = SingleDeviceStrategy("cpu")
-        self.strategy.connect(torch.nn.Linear(1, 1))
-        self.state = SimpleNamespace(stage=stage, epoch=0, global_step=0)
-        self.callbacks: list[Any] = []
-        self._current_fx: str | None = None
-        kwargs.setdefault("logger", _Recording())
-        kwargs.setdefault("enable_checkpointing", False)
-        self._configure_logging(**kwargs)
-
-    def log(self, fx: str, name: str, value: Any, **kwargs: Any) -> None:
-        self._current_fx = fx
-        self._log_metric(name, value, **kwargs)
-        self._current_fx = None
-
-    def train_batch(self, *logs: tuple[str, Any, dict[str, Any]], stepped: bool = True) -> None:
-        for name, value, kwargs in logs:
-            self.log("training_step", name, value, **kwargs)
-        self.state.global_step += int(stepped)
-        self._metrics_batch_end("train")
+from strategies import CSVLogger, ModelCheckpoint
 
 
 def test_training_step_logs_per_step_and_reaches_the_logger_every_n_steps():
-    host = _Host(log_every_n_steps=2)
+    host = Host(log_every_n_steps=2)
     host._metrics_reset("train")
     for value in (1.0, 2.0, 3.0, 4.0):
         host.train_batch(("loss", value, {}))
@@ -65,7 +24,7 @@ def test_training_step_logs_per_step_and_reaches_the_logger_every_n_steps():
 
 
 def test_on_step_and_on_epoch_fork_the_names_and_weight_the_mean_by_batch_size():
-    host = _Host(log_every_n_steps=1)
+    host = Host(log_every_n_steps=1)
     host._metrics_reset("train")
     host.train_batch(("acc", 1.0, {"on_epoch": True, "prog_bar": True, "batch_size": 3}))
     host.train_batch(("acc", 0.0, {"on_epoch": True, "prog_bar": True, "batch_size": 1}))
@@ -80,7 +39,7 @@ def test_on_step_and_on_epoch_fork_the_names_and_weight_the_mean_by_batch_size()
 
 @pytest.mark.parametrize(("reduce_fx", "expected"), [("sum", 6.0), ("max", 3.0), ("min", 1.0), (torch.mean, 2.0)])
 def test_reduce_fx(reduce_fx, expected):
-    host = _Host()
+    host = Host()
     host._metrics_reset("val")
     for value in (1.0, 3.0, 2.0):
         host.log("validation_step", "m", torch.tensor(value), reduce_fx=reduce_fx)
@@ -89,7 +48,7 @@ def test_reduce_fx(reduce_fx, expected):
 
 
 def test_eval_defaults_are_per_epoch_and_the_batch_size_is_read_from_the_batch():
-    host = _Host()
+    host = Host()
     host._metrics_reset("train")
     host.train_batch(("loss", 1.0, {}))
     host._metrics_reset("val")
@@ -104,7 +63,7 @@ def test_eval_defaults_are_per_epoch_and_the_batch_size_is_read_from_the_batch()
 
 
 def test_epoch_end_hooks_log_per_epoch_and_refuse_on_step():
-    host = _Host()
+    host = Host()
     host._metrics_reset("train")
     host.log("on_train_epoch_end", "lr", 0.1)
     assert host._metrics_epoch_end("train") == {"lr": pytest.approx(0.1)}
@@ -114,13 +73,13 @@ def test_epoch_end_hooks_log_per_epoch_and_refuse_on_step():
 
 @pytest.mark.parametrize("fx", ["setup", "on_fit_start", "predict_step", "configure_optimizers"])
 def test_hooks_lightning_refuses_to_log_in(fx):
-    host = _Host()
+    host = Host()
     with pytest.raises(RuntimeError, match=f"called in `{fx}`"):
         host.log(fx, "x", 1.0)
 
 
 def test_bad_values_and_options_name_the_fix():
-    host = _Host()
+    host = Host()
     host._metrics_reset("train")
     with pytest.raises(ValueError, match=r"value.mean\(\)"):
         host.log("training_step", "x", torch.ones(3))
@@ -134,7 +93,7 @@ def test_bad_values_and_options_name_the_fix():
 
 
 def test_accumulating_batches_log_nothing():
-    host = _Host(log_every_n_steps=1)
+    host = Host(log_every_n_steps=1)
     host._metrics_reset("train")
     host.train_batch(("loss", 1.0, {}), stepped=False)
     host.train_batch(("loss", 2.0, {}), stepped=True)
@@ -142,7 +101,7 @@ def test_accumulating_batches_log_nothing():
 
 
 def test_sanity_check_logs_nothing_and_a_new_run_starts_afresh():
-    host = _Host()
+    host = Host()
     host._metrics_reset("sanity")
     host.log("validation_step", "val_loss", 1.0)
     assert host._metrics_epoch_end("sanity") == {}
@@ -158,7 +117,7 @@ def test_sanity_check_logs_nothing_and_a_new_run_starts_afresh():
 
 
 def test_hyperparameters_reach_the_logger_once_per_change():
-    host = _Host()
+    host = Host()
     host.strategy.module.hparams = {"lr": 0.1}
     host._metrics_reset("train")
     host.state = SimpleNamespace(stage="fit", epoch=0, global_step=0)
@@ -167,10 +126,10 @@ def test_hyperparameters_reach_the_logger_once_per_change():
 
 
 def test_default_checkpoint_callback_and_its_refusal(tmp_path):
-    host = _Host(enable_checkpointing=True, default_root_dir=tmp_path)
+    host = Host(enable_checkpointing=True, default_root_dir=tmp_path)
     assert isinstance(host.checkpoint_callback, ModelCheckpoint) and host.checkpoint_callbacks == host.callbacks
     assert host.default_root_dir == str(tmp_path)
-    host2 = _Host.__new__(_Host)
+    host2 = Host.__new__(Host)
     host2.callbacks = [ModelCheckpoint()]
     with pytest.raises(ValueError, match="enable_checkpointing=False"):
         host2._configure_logging(enable_checkpointing=False)
@@ -178,20 +137,20 @@ def test_default_checkpoint_callback_and_its_refusal(tmp_path):
 
 def test_logger_argument_forms(tmp_path):
     csv_logger = CSVLogger(tmp_path)
-    assert _Host(logger=False).loggers == [] and _Host(logger=False).logger is None
-    assert _Host(logger=csv_logger).loggers == [csv_logger]
-    assert _Host(logger=[csv_logger, csv_logger]).loggers == [csv_logger, csv_logger]
-    host = _Host(logger=True, default_root_dir=tmp_path)
+    assert Host(logger=False).loggers == [] and Host(logger=False).logger is None
+    assert Host(logger=csv_logger).loggers == [csv_logger]
+    assert Host(logger=[csv_logger, csv_logger]).loggers == [csv_logger, csv_logger]
+    host = Host(logger=True, default_root_dir=tmp_path)
     assert type(host.logger).__name__ in ("CSVLogger", "TensorBoardLogger")  # Lightning's choice: TB if installed
     assert host.log_dir == str(tmp_path / "lightning_logs" / "version_0")
     with pytest.raises(TypeError, match="got a `str`"):
-        _Host(logger="csv")
+        Host(logger="csv")
     with pytest.raises(ValueError, match="log_every_n_steps"):
-        _Host(log_every_n_steps=-1)
+        Host(log_every_n_steps=-1)
 
 
 def test_csv_rows_match_lightnings_layout(tmp_path):
-    host = _Host(logger=CSVLogger(tmp_path), log_every_n_steps=1)
+    host = Host(logger=CSVLogger(tmp_path), log_every_n_steps=1)
     host._metrics_reset("train")
     host.train_batch(("loss", 1.0, {}))
     host._metrics_reset("val")
