@@ -83,6 +83,8 @@ class _LoggingMixin:
             )
         if enable_checkpointing and not given:
             self.callbacks.append(ModelCheckpoint())
+        # As Lightning: checkpoint callbacks run last, so they save what the other callbacks decided.
+        self.callbacks.sort(key=lambda cb: bool(getattr(cb, "_is_checkpoint", False)))
         self._callback_metrics: dict[str, torch.Tensor] = {}
         self._logged_metrics: dict[str, torch.Tensor] = {}
         self._pbar_metrics: dict[str, torch.Tensor] = {}

@@ -9,7 +9,7 @@ import pytest
 import torch
 from _logging_host import Host
 
-from strategies import CSVLogger, ModelCheckpoint
+from strategies import CSVLogger, EarlyStopping, ModelCheckpoint
 
 
 def test_training_step_logs_per_step_and_reaches_the_logger_every_n_steps():
@@ -129,6 +129,8 @@ def test_default_checkpoint_callback_and_its_refusal(tmp_path):
     host = Host(enable_checkpointing=True, default_root_dir=tmp_path)
     assert isinstance(host.checkpoint_callback, ModelCheckpoint) and host.checkpoint_callbacks == host.callbacks
     assert host.default_root_dir == str(tmp_path)
+    stopper, checkpoint = EarlyStopping("x"), ModelCheckpoint()
+    assert Host(callbacks=[checkpoint, stopper]).callbacks == [stopper, checkpoint]  # checkpoints last
     host2 = Host.__new__(Host)
     host2.callbacks = [ModelCheckpoint()]
     with pytest.raises(ValueError, match="enable_checkpointing=False"):
