@@ -62,13 +62,16 @@ class _LoggingMixin:
     def _configure_logging(
         self,
         logger: bool | Logger | Iterable[Logger] | None = True,
-        enable_checkpointing: bool = True,
+        enable_checkpointing: bool | None = True,
         default_root_dir: str | os.PathLike | None = None,
         log_every_n_steps: int = 50,
         enable_progress_bar: bool = True,
     ) -> None:
         from strategies.model_checkpoint import ModelCheckpoint
 
+        # None is Lightning's "not given": a default logger and checkpointing, as with True.
+        logger = True if logger is None else logger
+        enable_checkpointing = True if enable_checkpointing is None else enable_checkpointing
         if not isinstance(log_every_n_steps, int) or isinstance(log_every_n_steps, bool) or log_every_n_steps < 0:
             raise ValueError(f"`log_every_n_steps={log_every_n_steps!r}` must be an int >= 0 (0: never per step).")
         self._default_root_dir = os.fspath(default_root_dir) if default_root_dir is not None else None
@@ -83,8 +86,6 @@ class _LoggingMixin:
             )
         if enable_checkpointing and not given:
             self.callbacks.append(ModelCheckpoint())
-        # As Lightning: checkpoint callbacks run last, so they save what the other callbacks decided.
-        self.callbacks.sort(key=lambda cb: bool(getattr(cb, "_is_checkpoint", False)))
         self._callback_metrics: dict[str, torch.Tensor] = {}
         self._logged_metrics: dict[str, torch.Tensor] = {}
         self._pbar_metrics: dict[str, torch.Tensor] = {}
@@ -259,7 +260,7 @@ class _LoggingMixin:
             due = every > 0 and (step + 1) % every == 0
             if results is not None and (due or getattr(self, "should_stop", False) or getattr(self, "fast_dev_run",
                                                                                               False)):
-                self._send(results.step_view(training=True)[0], step)
+                self._send(results.step_view(training=True)[0], step, with_epoch=True)
         elif kind in ("val", "test"):
             step, self._eval_batches = self._eval_batches, self._eval_batches + 1
             if results is not None:
@@ -284,14 +285,15 @@ class _LoggingMixin:
         self._callback_metrics.update(callback)
         self._pbar_metrics.update(pbar)
         in_fit = getattr(self.state, "stage", None) == "fit"
-        self._send(logged, max(self._logger_step - 1, 0) if in_fit else self._logger_step, epoch=True)
+        self._send(logged, max(self._logger_step - 1, 0) if in_fit else self._logger_step, with_epoch=True)
         return {k: float(v) for k, v in logged.items()}
 
-    def _send(self, metrics: dict[str, torch.Tensor], step: int, epoch: bool = False) -> None:
+    def _send(self, metrics: dict[str, torch.Tensor], step: int, with_epoch: bool = False) -> None:
+        """To the loggers (rank 0); training and epoch rows carry an ``epoch`` column, as in Lightning."""
         if not metrics or not self._loggers or not self.strategy.is_global_zero:
             return
         scalars: dict[str, float] = {k: float(v) for k, v in metrics.items()}
-        if epoch:
+        if with_epoch:
             scalars.setdefault("epoch", self._current_epoch())
         for logger in self._loggers:
             logger.log_metrics(scalars, step)
@@ -382,6 +384,7 @@ class _LoggingMixin:
             if version is not None and hasattr(logger, "_version"):
                 logger._version = version
         for callback, state in zip(self.checkpoint_callbacks, output["checkpoints"]):
+            callback.dirpath = state["dirpath"]  # resolved in the workers' setup, which the caller never ran
             callback.load_state_dict(state)
 
 
