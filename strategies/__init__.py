@@ -18,6 +18,11 @@ from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
 from strategies.trainer import Trainer
 
+# Callbacks and loggers (issue 8, item 4).
+from strategies.early_stopping import EarlyStopping
+from strategies.loggers import CSVLogger, Logger, TensorBoardLogger
+from strategies.model_checkpoint import ModelCheckpoint
+
 STRATEGY_REGISTRY = Trainer.registry
 for _cls in (
     SingleDeviceStrategy, DDPStrategy, DDPSpawnStrategy, FSDPStrategy, DeepSpeedStrategy, DataParallelStrategy
@@ -31,4 +36,5 @@ __all__ = [
     "ParallelStrategy", "Precision", "RankFailedError", "SLURMEnvironment", "STRATEGY_REGISTRY",
     "SingleDeviceStrategy", "Strategy", "StrategyRegistry", "SubprocessScriptLauncher", "TorchElasticEnvironment",
     "TrainModule", "Trainer", "seed_everything",
+    "CSVLogger", "EarlyStopping", "Logger", "ModelCheckpoint", "TensorBoardLogger",
 ]

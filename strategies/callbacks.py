@@ -195,3 +195,16 @@ class HookRecorder:
     def names(self, stage: str | None = None) -> list[str]:
         """The recorded names, optionally of one stage."""
         return [c.name for c in self.calls if stage is None or c.stage == stage]
+
+
+def __getattr__(name: str) -> Any:
+    # Lightning users import these from `lightning.pytorch.callbacks`; loaded lazily (they import Callback).
+    if name == "ModelCheckpoint":
+        from strategies.model_checkpoint import ModelCheckpoint
+
+        return ModelCheckpoint
+    if name == "EarlyStopping":
+        from strategies.early_stopping import EarlyStopping
+
+        return EarlyStopping
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

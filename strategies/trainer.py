@@ -128,12 +128,10 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
             val_check_interval=val_check_interval, check_val_every_n_epoch=check_val_every_n_epoch,
             num_sanity_val_steps=num_sanity_val_steps, accumulate_grad_batches=accumulate_grad_batches,
         )
-        self.log_every_n_steps = 50 if log_every_n_steps is None else log_every_n_steps
         self.gradient_clip_val = gradient_clip_val
         self.gradient_clip_algorithm = gradient_clip_algorithm or "norm"
         _arguments.check_loop_arguments(self.accumulate_grad_batches, self.val_check_interval,
-                                        self.num_sanity_val_steps, self.log_every_n_steps, gradient_clip_algorithm,
-                                        self.check_val_every_n_epoch)
+                                        self.num_sanity_val_steps, gradient_clip_algorithm, self.check_val_every_n_epoch)
         self._determinism = (deterministic, benchmark)
         _arguments.apply_determinism(deterministic, benchmark)
         self.inference_mode = inference_mode
@@ -145,7 +143,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         self._configure_logging(
             logger=False if self.fast_dev_run else logger,
             enable_checkpointing=False if self.fast_dev_run else enable_checkpointing,
-            default_root_dir=default_root_dir, log_every_n_steps=self.log_every_n_steps,
+            default_root_dir=default_root_dir, log_every_n_steps=50 if log_every_n_steps is None else log_every_n_steps,
             enable_progress_bar=self.enable_progress_bar,
         )
         self._recorder = HookRecorder() if record_hooks else None
@@ -347,11 +345,12 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         return run_evaluation(self, kind, loader, _limit(loader, self.limits[kind]))
 
     def _on_exception(self, exception: BaseException) -> None:
-        """``on_exception`` of the callbacks and the datamodule, then the strategy's teardown."""
+        """``on_exception`` of the callbacks and the datamodule, loggers finalized as failed, then the teardown."""
         try:
             self._call_callbacks("on_exception", exception)
             if self.datamodule is not None and hasattr(self.datamodule, "on_exception"):
                 self._call("datamodule", self.datamodule, "on_exception", exception)
+            self._finalize_loggers("failed")
         finally:
             self._teardown_strategy()
 
@@ -370,6 +369,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
             self._call("datamodule", self.datamodule, "teardown", stage)
         self._call_callbacks("teardown", stage)
         self._call_module("teardown", stage)
+        self._finalize_loggers("success")
 
     # -- spawn result transfer ----------------------------------------------------------------
 
@@ -378,7 +378,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         record = [tuple(c) for c in self._recorder.calls[self._record_from:]] if self._recorder is not None else []
         return {
             "state_dict": {k: v.detach().cpu() for k, v in self.strategy.module.state_dict().items()},
-            "callback_metrics": {k: v.detach().cpu() for k, v in self.callback_metrics.items()},
+            "logging": self._logging_worker_output(),
             "results": results,
             "hook_record": record,
             "global_step": self.state.global_step,
@@ -390,7 +390,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         module = self._caller_module
         if module is not None:
             module.load_state_dict(output["state_dict"], strict=False)
-        self.callback_metrics.update(output["callback_metrics"])
+        self._logging_recover(output["logging"])
         self.state.global_step = output["global_step"]
         self.state.epoch = output["epoch"]
         if self._recorder is not None:

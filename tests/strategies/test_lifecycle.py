@@ -24,7 +24,8 @@ def test_contract_table_is_parsed():
 @pytest.mark.parametrize("strategy", ["single_device", "ddp"])
 def test_recorded_order_matches_the_contract(strategy):
     trainer = Trainer(strategy=strategy, accelerator="cpu", devices=1, max_steps=2, limit_val_batches=1,
-                      enable_progress_bar=False, record_hooks=True, callbacks=[Callback()])
+                      enable_progress_bar=False, record_hooks=True, callbacks=[Callback()],
+                      enable_checkpointing=False, logger=False)
     module, data = ProbeModule(), ProbeData(batch_size=4)
     try:
         for stage in STAGES:

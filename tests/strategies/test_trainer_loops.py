@@ -11,7 +11,7 @@ from torch.utils.data import DistributedSampler
 
 from strategies import Callback, Trainer
 
-QUIET = dict(accelerator="cpu", enable_progress_bar=False)
+QUIET = dict(accelerator="cpu", enable_progress_bar=False, logger=False, enable_checkpointing=False)
 
 
 class Count(Callback):

@@ -56,7 +56,8 @@ def main(out: str, stages: list[int]) -> None:
     _no_shm_build()
     t0 = time.time()
     result: dict = {}
-    common = dict(accelerator="cpu", devices=2, max_steps=6, enable_progress_bar=False, gradient_clip_val=0.5)
+    common = dict(accelerator="cpu", devices=2, max_steps=6, enable_progress_bar=False, gradient_clip_val=0.5,
+                  enable_checkpointing=False, logger=False)
 
     ddp_model = Net()
     trainer = Trainer(strategy=DDPStrategy(timeout=TIMEOUT), **common)

@@ -114,7 +114,8 @@ class SaveAt(Callback):
 def main(out: str) -> None:
     t0 = time.time()
     result: dict = {}
-    common = dict(accelerator="cpu", devices=2, max_steps=6, enable_progress_bar=False, gradient_clip_val=0.5)
+    common = dict(accelerator="cpu", devices=2, max_steps=6, enable_progress_bar=False, gradient_clip_val=0.5,
+                  enable_checkpointing=False, logger=False)
 
     # DDP reference.
     ddp_model = Net()

@@ -126,6 +126,7 @@ def main() -> None:
     trainer = Trainer(
         strategy=args.strategy, accelerator="cpu", devices="auto" if "TORCHELASTIC_RUN_ID" in os.environ else world,
         max_steps=args.max_steps, limit_val_batches=1, enable_progress_bar=False, record_hooks=True,
+        enable_checkpointing=False, logger=False,
         callbacks=[Callback()],
     )
     trainer.strategy.timeout = __import__("datetime").timedelta(seconds=30)
