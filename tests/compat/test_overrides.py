@@ -376,8 +376,12 @@ class SpawnModule(strategies.TrainModule):
         self.layer = nn.Linear(2, 1)
 
     def setup(self, stage):
-        self.log("group_in_setup", float(dist.is_initialized() and dist.get_world_size() == 2))
-        self.log("override_before_setup", float(getattr(self.trainer.strategy, "called", False)))
+        self.group_in_setup = float(dist.is_initialized() and dist.get_world_size() == 2)
+        self.override_before_setup = float(getattr(self.trainer.strategy, "called", False))
+
+    def on_train_start(self):  # Lightning refuses self.log in setup
+        self.log("group_in_setup", self.group_in_setup)
+        self.log("override_before_setup", self.override_before_setup)
 
     def training_step(self, batch, batch_idx):
         x, y = batch

@@ -23,31 +23,29 @@ class SpawnModule(ProbeModule):
         torch.manual_seed(0)
         self.layer = nn.Linear(4, 1)
 
-    def setup(self, stage: str) -> None:
-        super().setup(stage)
+    def on_train_start(self) -> None:
+        # What setup and on_fit_start saw, logged here: Lightning refuses self.log in those hooks.
         seen = self.seen["module_setup"]
         if seen["initialized"]:
             self.log("setup_world_size", float(dist.get_world_size()))
             self.log("rank_seen_in_setup", float(seen["dist_rank"] == seen["trainer_rank"]))
             self.log("broadcast_and_barrier_in_setup", float(seen["broadcast"] == 100 and seen["barrier"]))
-
-    def on_fit_start(self) -> None:
-        super().on_fit_start()
         self.log("wrapped_in_ddp", float(self.seen["wrapped"] == "DistributedDataParallel"))
         self.log("layer_on_root_device", float(self.seen["layer_device"] == self.seen["root_device"]))
+        data_seen = getattr(self.trainer.datamodule, "seen", {}).get("datamodule_setup")
+        if data_seen is not None:
+            ok = data_seen["initialized"] and data_seen["dist_rank"] == data_seen["trainer_rank"] \
+                and data_seen["broadcast"] == 100
+            self.log("datamodule_setup_ok", float(ok))
 
 
 class SpawnData(ProbeData):
-    def setup(self, stage: str) -> None:
-        super().setup(stage)
-        seen = self.seen["datamodule_setup"]
-        ok = seen["initialized"] and seen["dist_rank"] == seen["trainer_rank"] and seen["broadcast"] == 100
-        self.trainer.module.log("datamodule_setup_ok", float(ok))
+    pass
 
 
 def _trainer(**kwargs) -> Trainer:
     trainer = Trainer(strategy="ddp_spawn", accelerator="cpu", devices=2, max_steps=1, enable_progress_bar=False,
-                      **kwargs)
+                      enable_checkpointing=False, logger=False, **kwargs)
     trainer.strategy.timeout = datetime.timedelta(seconds=30)
     return trainer
 
@@ -59,10 +57,10 @@ def test_spawn_fit_updates_the_callers_module_and_metrics():
     assert not dist.is_initialized()
     trainer.fit(module, datamodule=SpawnData(batch_size=4))
     assert not dist.is_initialized(), "the caller must never have a process group"
-    # Same reference as the DDP test: one SGD step over samples 0-7.
-    from test_ddp_integration import _reference_weights
+    # Same reference as the DDP test: one SGD step over the first shuffled global batch.
+    from test_ddp_integration import _first_global_batch, _reference_weights
 
-    reference = _reference_weights()
+    reference = _reference_weights(_first_global_batch())
     assert not torch.equal(module.layer.weight, before)
     assert torch.allclose(module.layer.weight.flatten(), torch.tensor(reference[0]), atol=1e-6)
     metrics = trainer.callback_metrics
@@ -94,7 +92,14 @@ class _ListenerProbe(SpawnModule):
         from probe import listeners
 
         found = listeners(int(os.environ["MASTER_PORT"]))
-        self.log("loopback_only", float(found == ["0100007F"]))
+        self.loopback_only = float(found == ["0100007F"])
+
+    def on_train_start(self) -> None:
+        super().on_train_start()
+        self.log("loopback_only", self.loopback_only)
+
+    def on_test_start(self) -> None:
+        self.log("loopback_only", self.loopback_only)
 
 
 @pytest.mark.parametrize("master_port", [False, True], ids=["free-port", "MASTER_PORT"])

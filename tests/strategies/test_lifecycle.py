@@ -14,7 +14,9 @@ STAGES = ("fit", "validate", "test", "predict")
 
 def test_contract_table_is_parsed():
     names = [n for row, _ in contract_rows() for n in row]
-    assert names[:2] == ["strategy.connect", "strategy.setup_environment"]
+    assert names[:3] == ["strategy.connect", "module.configure_callbacks", "strategy.setup_environment"]
+    assert names.index("datamodule.setup") < names.index("callback.setup") < names.index("module.setup")
+    assert names.index("strategy.teardown") < names.index("module.on_fit_end") < names.index("datamodule.teardown")
     assert names.index("module.setup") < names.index("module.configure_model") < names.index("strategy.model_to_device")
     assert names.index("strategy.wrap") < names.index("module.configure_optimizers")
 
@@ -22,7 +24,8 @@ def test_contract_table_is_parsed():
 @pytest.mark.parametrize("strategy", ["single_device", "ddp"])
 def test_recorded_order_matches_the_contract(strategy):
     trainer = Trainer(strategy=strategy, accelerator="cpu", devices=1, max_steps=2, limit_val_batches=1,
-                      enable_progress_bar=False, record_hooks=True, callbacks=[Callback()])
+                      enable_progress_bar=False, record_hooks=True, callbacks=[Callback()],
+                      enable_checkpointing=False, logger=False)
     module, data = ProbeModule(), ProbeData(batch_size=4)
     try:
         for stage in STAGES:

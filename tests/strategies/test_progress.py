@@ -1,4 +1,4 @@
-"""The progress bar draws on a terminal only, and only when enabled."""
+"""The progress bar: tqdm on a terminal only, showing the ``prog_bar`` metrics."""
 
 from __future__ import annotations
 
@@ -12,20 +12,25 @@ class _Tty(io.StringIO):
         return True
 
 
-def test_draws_on_a_terminal(monkeypatch):
+def test_draws_stage_position_and_metrics_on_a_terminal(monkeypatch):
     stream = _Tty()
-    monkeypatch.setattr("sys.stderr", stream)
+    monkeypatch.setattr("sys.stdout", stream)
     bar = ProgressBar(enabled=True)
-    bar.update("train", 0, 3, 10, {"loss": 0.5})
+    bar.update("train", 2, 10, 10, {"loss": 0.5})
+    bar.update("val", 2, 1, 4, {"val_loss": 0.25})
     bar.close()
-    assert "train epoch 0 3/10 loss=0.5" in stream.getvalue()
+    text = stream.getvalue()
+    assert "Epoch 2" in text and "10/10" in text and "loss=0.5" in text
+    assert "Validation" in text
 
 
 def test_silent_when_not_a_terminal_or_disabled(monkeypatch):
     stream = io.StringIO()
-    monkeypatch.setattr("sys.stderr", stream)
+    monkeypatch.setattr("sys.stdout", stream)
     ProgressBar(enabled=True).update("train", 0, 1, None, {})
-    monkeypatch.setattr("sys.stderr", _Tty())
+    tty = _Tty()
+    monkeypatch.setattr("sys.stdout", tty)
     bar = ProgressBar(enabled=False)
     bar.update("train", 0, 1, None, {})
-    assert stream.getvalue() == "" and not bar.enabled
+    bar.close()
+    assert stream.getvalue() == "" and tty.getvalue() == "" and not bar.enabled

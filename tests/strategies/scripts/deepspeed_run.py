@@ -42,7 +42,7 @@ class Inspect(Callback):
             sum(p.ds_tensor.numel() for p in params if hasattr(p, "ds_tensor")),
         ]
 
-    def on_fit_end(self, trainer, module):
+    def on_train_end(self, trainer, module):  # before strategy.teardown (on_fit_end is after it)
         self.weights = trainer.strategy.module_state_dict()
 
 
@@ -56,7 +56,8 @@ def main(out: str, stages: list[int]) -> None:
     _no_shm_build()
     t0 = time.time()
     result: dict = {}
-    common = dict(accelerator="cpu", devices=2, max_steps=6, enable_progress_bar=False, gradient_clip_val=0.5)
+    common = dict(accelerator="cpu", devices=2, max_steps=6, enable_progress_bar=False, gradient_clip_val=0.5,
+                  enable_checkpointing=False, logger=False)
 
     ddp_model = Net()
     trainer = Trainer(strategy=DDPStrategy(timeout=TIMEOUT), **common)

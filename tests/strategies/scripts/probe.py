@@ -157,6 +157,7 @@ def main() -> None:
     trainer = Trainer(
         strategy=args.strategy, accelerator="cpu", devices="auto" if external else world, num_nodes=args.num_nodes,
         max_steps=args.max_steps, limit_val_batches=1, enable_progress_bar=False, record_hooks=True,
+        enable_checkpointing=False, logger=False,
         callbacks=[Callback()],
     )
     trainer.strategy.timeout = args.timeout

@@ -1,0 +1,427 @@
+"""The Trainer's logging side: ``self.log`` storage, loggers, checkpoint/early-stopping lookups.
+
+The loops tell the mixin where they are with three calls, per loop kind (``"train"``, ``"val"``,
+``"test"``, ``"predict"``, ``"sanity"``):
+
+- ``_metrics_reset(kind)`` when the loop (an epoch of it) starts;
+- ``_metrics_batch_end(kind)`` after each batch's ``on_*_batch_end`` hooks: training step
+  values go to the loggers every ``log_every_n_steps`` optimizer steps; evaluation values
+  logged ``on_step`` go to them every batch, as Lightning does;
+- ``_metrics_epoch_end(kind)`` after the module's ``on_*_epoch_end`` hooks and before the
+  monitoring callbacks (``ModelCheckpoint``, ``EarlyStopping``) run: epoch values are computed,
+  synced over ranks where ``sync_dist=True``, stored in ``callback_metrics`` and sent to the
+  loggers. The sanity check logs nothing.
+
+The logger ``step`` follows Lightning: during ``fit`` it is the number of optimizer steps before
+the batch that logged (``global_step - 1`` after it), in ``validate``/``test`` it is ``global_step``.
+Loggers are called on global rank 0 only.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import torch
+
+from strategies._metrics import (
+    ReduceFx,
+    _Options,
+    _Results,
+    batch_size_of,
+    parse_reduce_fx,
+    resolve_levels,
+    to_tensor,
+)
+from strategies.loggers import CSVLogger, Logger
+
+_KINDS = ("train", "val", "test", "predict", "sanity")
+_KIND_OF_HOOK_PREFIX = (("on_train_", "train"), ("on_validation_", "val"), ("on_test_", "test"))
+
+
+def default_logger(save_dir: str) -> Logger:
+    """Lightning's ``logger=True``: TensorBoard when ``tensorboard`` is installed, else CSV."""
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is not None:
+        from strategies.loggers import TensorBoardLogger
+
+        return TensorBoardLogger(save_dir)
+    return CSVLogger(save_dir)
+
+
+class _LoggingMixin:
+    """Logging state and properties of the Trainer (see the module docstring for the loop calls)."""
+
+    strategy: Any
+    state: Any
+    callbacks: list[Any]
+
+    def _configure_logging(
+        self,
+        logger: bool | Logger | Iterable[Logger] | None = True,
+        enable_checkpointing: bool | None = True,
+        default_root_dir: str | os.PathLike | None = None,
+        log_every_n_steps: int = 50,
+        enable_progress_bar: bool = True,
+    ) -> None:
+        from strategies.model_checkpoint import ModelCheckpoint
+
+        # None is Lightning's "not given": a default logger and checkpointing, as with True.
+        logger = True if logger is None else logger
+        enable_checkpointing = True if enable_checkpointing is None else enable_checkpointing
+        if not isinstance(log_every_n_steps, int) or isinstance(log_every_n_steps, bool) or log_every_n_steps < 0:
+            raise ValueError(f"`log_every_n_steps={log_every_n_steps!r}` must be an int >= 0 (0: never per step).")
+        self._default_root_dir = os.fspath(default_root_dir) if default_root_dir is not None else None
+        self.log_every_n_steps = log_every_n_steps
+        self.enable_progress_bar = enable_progress_bar
+        self.loggers = _resolve_loggers(logger, self.default_root_dir)
+        given = [cb for cb in self.callbacks if getattr(cb, "_is_checkpoint", False)]
+        if not enable_checkpointing and given:
+            raise ValueError(
+                "`Trainer(enable_checkpointing=False)` was given together with a `ModelCheckpoint` in `callbacks`: "
+                "remove the callback, or drop `enable_checkpointing=False`."
+            )
+        if enable_checkpointing and not given:
+            self.callbacks.append(ModelCheckpoint())
+        self._callback_metrics: dict[str, torch.Tensor] = {}
+        self._logged_metrics: dict[str, torch.Tensor] = {}
+        self._pbar_metrics: dict[str, torch.Tensor] = {}
+        self._results: dict[str, _Results] = {}
+        self._active: list[str] = []
+        self._run_state: Any = None
+        self._versions_agreed = False
+        self._logger_step = 0
+        self._seen_global_step = 0
+        self._eval_batches = 0
+        self._logged_hparams: dict[str, Any] | None = None
+        self._warned: set[str] = set()
+
+    # -- properties ---------------------------------------------------------------------------
+
+    @property
+    def loggers(self) -> list[Logger]:
+        """The loggers metrics go to (empty with ``logger=False``)."""
+        return self._loggers
+
+    @loggers.setter
+    def loggers(self, loggers: list[Logger] | None) -> None:
+        self._loggers = list(loggers or [])
+
+    @property
+    def logger(self) -> Logger | None:
+        """The first logger, or None."""
+        return self._loggers[0] if self._loggers else None
+
+    @logger.setter
+    def logger(self, logger: Logger | None) -> None:
+        self._loggers = [] if logger is None else [logger]
+
+    @property
+    def default_root_dir(self) -> str:
+        """Where logs and checkpoints go when no path is given (the working directory by default)."""
+        path = self._default_root_dir if self._default_root_dir is not None else os.getcwd()
+        return os.path.normpath(os.path.expanduser(path))
+
+    @property
+    def log_dir(self) -> str:
+        """The first logger's run folder (``save_dir`` for other loggers), else ``default_root_dir``."""
+        first = self.logger
+        if first is None:
+            return self.default_root_dir
+        path = first.log_dir if isinstance(first, _builtin_logger_types()) else first.save_dir
+        return path if path is not None else self.default_root_dir
+
+    @property
+    def callback_metrics(self) -> dict[str, torch.Tensor]:
+        """Every logged value by name (also ``x_step``/``x_epoch``): what callbacks monitor."""
+        return self._callback_metrics
+
+    @callback_metrics.setter
+    def callback_metrics(self, metrics: dict[str, torch.Tensor]) -> None:
+        self._callback_metrics = metrics
+
+    @property
+    def logged_metrics(self) -> dict[str, torch.Tensor]:
+        """The latest value of every metric logged with ``logger=True``, under the name the loggers see."""
+        return self._logged_metrics
+
+    @property
+    def progress_bar_metrics(self) -> dict[str, float]:
+        """The metrics logged with ``prog_bar=True``, as numbers."""
+        return {k: float(v) for k, v in self._pbar_metrics.items()}
+
+    @property
+    def checkpoint_callbacks(self) -> list[Any]:
+        """Every ``ModelCheckpoint`` in ``callbacks``."""
+        return [cb for cb in self.callbacks if getattr(cb, "_is_checkpoint", False)]
+
+    @property
+    def checkpoint_callback(self) -> Any:
+        """The first ``ModelCheckpoint``, or None."""
+        found = self.checkpoint_callbacks
+        return found[0] if found else None
+
+    @property
+    def early_stopping_callbacks(self) -> list[Any]:
+        """Every ``EarlyStopping`` in ``callbacks``."""
+        from strategies.early_stopping import EarlyStopping
+
+        return [cb for cb in self.callbacks if isinstance(cb, EarlyStopping)]
+
+    @property
+    def early_stopping_callback(self) -> Any:
+        """The first ``EarlyStopping``, or None."""
+        found = self.early_stopping_callbacks
+        return found[0] if found else None
+
+    # -- self.log ------------------------------------------------------------------------------
+
+    def _log_metric(
+        self,
+        name: str,
+        value: Any,
+        prog_bar: bool = False,
+        logger: bool | None = None,
+        on_step: bool | None = None,
+        on_epoch: bool | None = None,
+        reduce_fx: ReduceFx | Any = "mean",
+        enable_graph: bool = False,
+        sync_dist: bool = False,
+        sync_dist_group: Any = None,
+        add_dataloader_idx: bool = True,
+        batch_size: int | None = None,
+        metric_attribute: str | None = None,
+        rank_zero_only: bool = False,
+    ) -> None:
+        """Store one ``self.log`` value with Lightning's semantics (see ``TrainModule.log``)."""
+        self._check_new_run()
+        kind = self._active[-1] if self._active else None
+        fx = getattr(self, "_current_fx", None) or _hook_of(kind)
+        if fx is None:
+            raise RuntimeError(
+                f"`self.log({name!r}, ...)` was called outside the Trainer's loops: log inside a step or "
+                "epoch hook, or call `trainer.logger.log_metrics(...)`."
+            )
+        step, epoch = resolve_levels(fx, kind, name, on_step, on_epoch)
+        tensor = to_tensor(value, name, enable_graph)
+        if logger and not self._loggers:
+            self._warn_once(f"no-logger:{name}", f"`self.log({name!r}, ..., logger=True)` has no logger to go to: "
+                            "pass `Trainer(logger=CSVLogger(...))` or another logger.")
+        if kind == "sanity":
+            return
+        options = _Options(
+            prog_bar=bool(prog_bar), logger=logger is not False, on_step=step, on_epoch=epoch,
+            reduce_fx=parse_reduce_fx(reduce_fx, name),
+            sync=bool(sync_dist) and not rank_zero_only and self.strategy.world_size > 1,
+        )
+        results = self._results.setdefault(kind or _kind_of_hook(fx), _Results())
+        entry = results.entry(fx, name, options)
+        if batch_size is None and epoch and options.reduce_fx == "mean":
+            batch_size = batch_size_of(getattr(self, "_current_batch", None))
+        entry.update(tensor, int(batch_size or 1), self._sync)
+        if step and entry.last is not None:
+            shown = entry.names()[0]
+            if options.logger:
+                self._logged_metrics[shown] = entry.last
+            if kind == "train":
+                self._callback_metrics[name] = self._callback_metrics[shown] = entry.last
+            if options.prog_bar:
+                self._pbar_metrics[shown] = entry.last
+
+    def _sync(self, tensor: torch.Tensor, reduce_op: str) -> torch.Tensor:
+        return self.strategy.reduce(tensor, reduce_op)
+
+    # -- loop notifications ----------------------------------------------------------------------
+
+    def _metrics_reset(self, kind: str) -> None:
+        """A loop of ``kind`` starts (or a new epoch of it): later logs belong to it."""
+        _check_kind(kind)
+        self._check_new_run()
+        self._agree_logger_versions()
+        if kind != "train":
+            self._results[kind] = _Results()
+            self._eval_batches = 0
+        if not self._active or self._active[-1] != kind:
+            self._active.append(kind)
+
+    def _metrics_batch_end(self, kind: str) -> None:
+        """After a batch's ``on_*_batch_end`` hooks: step values to the loggers when it is time."""
+        _check_kind(kind)
+        results = self._results.get(kind)
+        if kind == "train":
+            step = self._logger_step
+            if not self._batch_stepped():
+                return
+            self._logger_step += 1
+            every = self.log_every_n_steps
+            due = every > 0 and (step + 1) % every == 0
+            if results is not None and (due or getattr(self, "should_stop", False) or getattr(self, "fast_dev_run",
+                                                                                              False)):
+                self._send(results.step_view(training=True)[0], step, with_epoch=True)
+        elif kind in ("val", "test"):
+            step, self._eval_batches = self._eval_batches, self._eval_batches + 1
+            if results is not None:
+                logged = results.step_view(training=False)[0]
+                self._logged_metrics.update(logged)
+                self._send(logged, step)
+
+    def _metrics_epoch_end(self, kind: str) -> dict[str, float]:
+        """After the ``on_*_epoch_end`` hooks: compute, sync and report the epoch values of ``kind``."""
+        _check_kind(kind)
+        if self._active and self._active[-1] == kind:
+            self._active.pop()
+        results = self._results.pop(kind, None)
+        if kind == "sanity" or results is None:
+            return {}
+        if self.strategy.world_size > 1:
+            for name in results.unsynced_epoch_names():
+                self._warn_once(f"sync:{name}", f"`self.log({name!r}, ...)` is reduced per epoch on each rank alone: "
+                                f"pass `sync_dist=True` to reduce it over all ranks.")
+        logged, callback, pbar = results.epoch_view(self._sync)
+        self._logged_metrics.update(logged)
+        self._callback_metrics.update(callback)
+        self._pbar_metrics.update(pbar)
+        in_fit = getattr(self.state, "stage", None) == "fit"
+        self._send(logged, max(self._logger_step - 1, 0) if in_fit else self._logger_step, with_epoch=True)
+        return {k: float(v) for k, v in logged.items()}
+
+    def _send(self, metrics: dict[str, torch.Tensor], step: int, with_epoch: bool = False) -> None:
+        """To the loggers (rank 0); training and epoch rows carry an ``epoch`` column, as in Lightning."""
+        if not metrics or not self._loggers or not self.strategy.is_global_zero:
+            return
+        scalars: dict[str, float] = {k: float(v) for k, v in metrics.items()}
+        if with_epoch:
+            scalars.setdefault("epoch", self._current_epoch())
+        for logger in self._loggers:
+            logger.log_metrics(scalars, step)
+            logger.save()
+
+    # -- runs ------------------------------------------------------------------------------------
+
+    def _check_new_run(self) -> None:
+        """At a run's first logging call (``Trainer._run`` makes a new ``state`` per run): start afresh."""
+        if self._run_state is self.state:
+            return
+        self._run_state = self.state
+        self._callback_metrics.clear()
+        self._logged_metrics.clear()
+        self._pbar_metrics.clear()
+        self._results.clear()
+        self._active.clear()
+        self._seen_global_step = self._logger_step = int(getattr(self.state, "global_step", 0))
+        self._log_hyperparams()
+
+    def _agree_logger_versions(self) -> None:
+        """Every rank uses rank 0's logger versions (their folders may appear while others look)."""
+        if self._versions_agreed:
+            return
+        self._versions_agreed = True
+        if self.strategy.world_size > 1 and self._loggers:
+            versions = self.strategy.broadcast([logger.version for logger in self._loggers])
+            for logger, version in zip(self._loggers, versions):
+                if hasattr(logger, "_version"):
+                    logger._version = version
+
+    def _log_hyperparams(self) -> None:
+        if not self._loggers or not self.strategy.is_global_zero:
+            return
+        params: dict[str, Any] = {}
+        for owner in (getattr(self, "datamodule", None), getattr(self.strategy, "module", None)):
+            hparams = getattr(owner, "hparams", None)
+            if isinstance(hparams, Mapping):
+                params.update(hparams)
+        if not params or params == self._logged_hparams:
+            return
+        self._logged_hparams = dict(params)
+        for logger in self._loggers:
+            logger.log_hyperparams(params)
+            logger.save()
+
+    def _batch_stepped(self) -> bool:
+        """Whether the batch just finished stepped an optimizer (accumulating batches log nothing)."""
+        global_step = int(getattr(self.state, "global_step", 0))
+        stepped = global_step != self._seen_global_step
+        self._seen_global_step = global_step
+        module = getattr(self.strategy, "module", None)
+        return stepped or not getattr(module, "automatic_optimization", True)
+
+    def _current_epoch(self) -> int:
+        return int(getattr(self.state, "epoch", 0))
+
+    def _finalize_loggers(self, status: str = "success") -> None:
+        """Close the loggers (the Trainer calls it when a run ends)."""
+        if self.strategy.is_global_zero:
+            for logger in self._loggers:
+                logger.finalize(status)
+
+    def _warn_once(self, key: str, message: str) -> None:
+        if key not in self._warned and self.strategy.is_global_zero:
+            self._warned.add(key)
+            warnings.warn(message, UserWarning, stacklevel=4)
+
+    # -- ddp_spawn: what rank 0 sends back ---------------------------------------------------
+
+    def _logging_worker_output(self) -> dict[str, Any]:
+        """Plain data for the caller of a spawned run: metrics, logger versions, checkpoint results."""
+        cpu = {k: v.detach().cpu() for k, v in self._callback_metrics.items()}
+        return {
+            "callback_metrics": cpu,
+            "logged_metrics": {k: v.detach().cpu() for k, v in self._logged_metrics.items()},
+            "progress_bar_metrics": {k: v.detach().cpu() for k, v in self._pbar_metrics.items()},
+            "logger_versions": [getattr(logger, "_version", None) for logger in self._loggers],
+            "checkpoints": [cb.state_dict() for cb in self.checkpoint_callbacks],
+        }
+
+    def _logging_recover(self, output: dict[str, Any]) -> None:
+        """Apply :meth:`_logging_worker_output` in the caller's process."""
+        self._callback_metrics.update(output["callback_metrics"])
+        self._logged_metrics.update(output["logged_metrics"])
+        self._pbar_metrics.update(output["progress_bar_metrics"])
+        for logger, version in zip(self._loggers, output["logger_versions"]):
+            if version is not None and hasattr(logger, "_version"):
+                logger._version = version
+        for callback, state in zip(self.checkpoint_callbacks, output["checkpoints"]):
+            callback.dirpath = state["dirpath"]  # resolved in the workers' setup, which the caller never ran
+            callback.load_state_dict(state)
+
+
+def _resolve_loggers(logger: Any, save_dir: str) -> list[Logger]:
+    if logger is None or logger is False:
+        return []
+    if logger is True:
+        return [default_logger(save_dir)]
+    loggers = [logger] if isinstance(logger, Logger) else list(logger) if isinstance(logger, Iterable) else [logger]
+    for item in loggers:
+        if not isinstance(item, Logger):
+            raise TypeError(
+                f"`Trainer(logger=...)` got a `{type(item).__name__}`: pass True, False, a `strategies.loggers.Logger` "
+                "(`CSVLogger`, `TensorBoardLogger`, or your subclass) or a list of them."
+            )
+    return loggers
+
+
+def _builtin_logger_types() -> tuple[type, ...]:
+    from strategies.loggers import _VersionedLogger
+
+    return (_VersionedLogger,)
+
+
+def _hook_of(kind: str | None) -> str | None:
+    from strategies._metrics import LOOP_STEP_HOOK
+
+    return LOOP_STEP_HOOK.get(kind) if kind is not None else None
+
+
+def _kind_of_hook(fx: str) -> str:
+    for prefix, kind in _KIND_OF_HOOK_PREFIX:
+        if fx.startswith(prefix):
+            return kind
+    return "train"
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in _KINDS:
+        raise ValueError(f"Unknown loop kind {kind!r}; expected one of {', '.join(_KINDS)}.")
