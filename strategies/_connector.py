@@ -8,7 +8,7 @@ from typing import Any
 from strategies.accelerators import Accelerator, CPUAccelerator, CUDAAccelerator
 from strategies.environments import ClusterEnvironment, LocalEnvironment, SLURMEnvironment, TorchElasticEnvironment
 from strategies.parallel import ParallelStrategy
-from strategies.precision import PRECISION_VALUES, MixedPrecision, Precision
+from strategies.precision import Precision, precision_for
 from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
 
@@ -69,15 +69,10 @@ def resolve_devices(devices: Any, accelerator: Accelerator, environment: Cluster
     return devices
 
 
-def resolve_precision(precision: str | Precision, accelerator: Accelerator) -> Precision:
+def resolve_precision(precision: Any, accelerator: Accelerator) -> Precision:
     if isinstance(precision, Precision):
         return precision
-    precision = str(precision)
-    if precision in ("32", "32-true"):
-        return Precision()
-    if precision in ("bf16-mixed", "16-mixed"):
-        return MixedPrecision(precision, "cuda" if isinstance(accelerator, CUDAAccelerator) else "cpu")
-    raise ValueError(f"Unknown `precision={precision!r}`. Valid values: {', '.join(map(repr, PRECISION_VALUES))}.")
+    return precision_for(precision, "cuda" if isinstance(accelerator, CUDAAccelerator) else "cpu")
 
 
 def resolve_strategy(
@@ -85,7 +80,7 @@ def resolve_strategy(
     accelerator: str | Accelerator,
     devices: Any,
     num_nodes: int,
-    precision: str | Precision,
+    precision: Any,
     plugins: list[Any],
     registry: Any,
 ) -> Strategy:

@@ -5,15 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import os
+
 import torch
 from torch.utils.data import BatchSampler, DataLoader, DistributedSampler, IterableDataset, RandomSampler, SequentialSampler
 
 
-def inject_distributed_sampler(loader: Any, sampler_kwargs: dict[str, int] | None, shuffle_default: bool) -> Any:
-    """Give a plain DataLoader a DistributedSampler so each rank sees its own share.
+def inject_distributed_sampler(loader: Any, sampler_kwargs: dict[str, int] | None, train: bool) -> Any:
+    """Give a plain DataLoader a DistributedSampler so each rank sees its own share, as Lightning does.
 
-    Loaders with their own sampler or batch sampler, iterable datasets, and non-DataLoader
-    iterables are returned as they are.
+    Training loaders always shuffle (seeded with ``PL_GLOBAL_SEED``, 0 by default; the loop calls
+    ``set_epoch`` every epoch); evaluation loaders shuffle only if they did. Loaders with their own
+    sampler or batch sampler, iterable datasets, and non-DataLoader iterables are returned as they are.
     """
     if sampler_kwargs is None or not isinstance(loader, DataLoader) or isinstance(loader.dataset, IterableDataset):
         return loader
@@ -21,8 +24,9 @@ def inject_distributed_sampler(loader: Any, sampler_kwargs: dict[str, int] | Non
         return loader
     if type(loader.sampler) not in (SequentialSampler, RandomSampler) or type(loader.batch_sampler) is not BatchSampler:
         return loader
-    shuffle = isinstance(loader.sampler, RandomSampler) if shuffle_default else False
-    sampler = DistributedSampler(loader.dataset, shuffle=shuffle, **sampler_kwargs)
+    shuffle = train or isinstance(loader.sampler, RandomSampler)
+    seed = int(os.environ.get("PL_GLOBAL_SEED", 0))
+    sampler = DistributedSampler(loader.dataset, shuffle=shuffle, seed=seed, **sampler_kwargs)
     kwargs: dict[str, Any] = dict(
         batch_size=loader.batch_size,
         sampler=sampler,
@@ -39,6 +43,13 @@ def inject_distributed_sampler(loader: Any, sampler_kwargs: dict[str, int] | Non
     if loader.num_workers > 0:
         kwargs["prefetch_factor"] = loader.prefetch_factor
     return DataLoader(loader.dataset, **kwargs)
+
+
+def set_sampler_epoch(loader: Any, epoch: int) -> None:
+    """Tell the loader's sampler (and its batch sampler's) which epoch it is, so shuffling changes."""
+    for sampler in (getattr(loader, "sampler", None), getattr(getattr(loader, "batch_sampler", None), "sampler", None)):
+        if hasattr(sampler, "set_epoch"):
+            sampler.set_epoch(epoch)
 
 
 def limit_batches(loader: Any, limit: int | float | None) -> int | None:

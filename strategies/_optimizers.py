@@ -11,7 +11,8 @@ def parse_optimizers(result: Any) -> tuple[list[torch.optim.Optimizer], list[dic
     """Accept an optimizer, a list of them, ``(optimizers, schedulers)``, or a dict/list of dicts.
 
     A dict has ``"optimizer"`` and optionally ``"lr_scheduler"`` (a scheduler, or a dict with
-    ``"scheduler"`` and ``"interval"`` of ``"epoch"`` (default) or ``"step"``).
+    ``"scheduler"``, ``"interval"`` of ``"epoch"`` (default) or ``"step"``, ``"frequency"`` (1),
+    and for ``ReduceLROnPlateau`` the ``"monitor"``ed metric, ``"strict"`` (True) as in Lightning).
     """
     if result is None:
         raise ValueError(
@@ -42,15 +43,27 @@ def _parse_dicts(items: list[dict[str, Any]]) -> tuple[list[torch.optim.Optimize
             raise ValueError(f"A dict from `configure_optimizers()` needs an 'optimizer' key; got {sorted(item)}.")
         optimizers.append(item["optimizer"])
         if item.get("lr_scheduler") is not None:
-            schedulers.append(_scheduler_config(item["lr_scheduler"]))
+            scheduler = item["lr_scheduler"]
+            if not isinstance(scheduler, dict) and "monitor" in item:
+                scheduler = {"scheduler": scheduler, "monitor": item["monitor"]}
+            schedulers.append(_scheduler_config(scheduler))
     return _check(optimizers), schedulers
 
 
 def _scheduler_config(scheduler: Any) -> dict[str, Any]:
     config = dict(scheduler) if isinstance(scheduler, dict) else {"scheduler": scheduler}
     config.setdefault("interval", "epoch")
+    config.setdefault("frequency", 1)
+    config.setdefault("strict", True)
+    config.setdefault("monitor", None)
     if config["interval"] not in ("epoch", "step"):
         raise ValueError(f"lr_scheduler `interval={config['interval']!r}`: use 'epoch' or 'step'.")
+    config["reduce_on_plateau"] = isinstance(config["scheduler"], torch.optim.lr_scheduler.ReduceLROnPlateau)
+    if config["reduce_on_plateau"] and config["monitor"] is None:
+        raise ValueError(
+            "A `ReduceLROnPlateau` scheduler needs the metric it watches: return "
+            "`{'optimizer': opt, 'lr_scheduler': {'scheduler': sched, 'monitor': 'val_loss'}}` from `configure_optimizers`."
+        )
     return config
 
 

@@ -1,56 +1,54 @@
-"""The user's side: ``TrainModule`` (an ``nn.Module`` with hooks) and ``DataModule``."""
+"""The user's side: ``TrainModule`` (an ``nn.Module`` with Lightning's hooks) and ``DataModule``."""
 
 from __future__ import annotations
 
+import copy
+import inspect
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
 
+from strategies._hooks import _CheckpointHooks, _DataHooks, _ModelHooks
+
 if TYPE_CHECKING:
+    from strategies.callbacks import Callback
     from strategies.trainer import Trainer
 
 
-class _Hooks:
-    """The data hooks modules and datamodules share (all no-ops)."""
+class AttributeDict(dict):
+    """A dict whose keys are also attributes (``module.hparams.lr``), as Lightning's."""
 
-    def prepare_data(self) -> None:
-        """Download or write data once per node (local rank 0), before ``setup``."""
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError as err:
+            raise AttributeError(f"No hyperparameter `{key}`; saved: {sorted(self)}.") from err
 
-    def setup(self, stage: str) -> None:
-        """Build what the stage needs; ``torch.distributed`` is live here for parallel strategies."""
-
-    def teardown(self, stage: str) -> None:
-        """Release what ``setup`` built."""
-
-    def train_dataloader(self) -> Any:
-        """The training data (or pass ``train_dataloaders`` / a DataModule to ``fit``)."""
-        return None
-
-    def val_dataloader(self) -> Any:
-        """The validation data."""
-        return None
-
-    def test_dataloader(self) -> Any:
-        """The test data."""
-        return None
-
-    def predict_dataloader(self) -> Any:
-        """The prediction data."""
-        return None
+    def __setattr__(self, key: str, value: Any) -> None:
+        self[key] = value
 
 
-class TrainModule(nn.Module, _Hooks):
-    """An ``nn.Module`` with the training hooks the Trainer calls.
+class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
+    """An ``nn.Module`` with the hooks and helpers of Lightning 2.x's ``LightningModule``.
 
     Override ``training_step`` (returns a loss, or a dict with ``"loss"``) and
     ``configure_optimizers``; the rest is optional. Layers may be created in ``setup`` or
-    ``configure_model``: they are moved to the device and wrapped after those hooks.
+    ``configure_model``: they are moved to the device and wrapped after those hooks. With
+    ``self.automatic_optimization = False`` the step does its own ``self.optimizers()``,
+    ``self.manual_backward(loss)`` and ``opt.step()`` (the way to train several optimizers).
     """
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._trainer: Trainer | None = None
+        self._automatic_optimization = True
+        self._hparams = AttributeDict()
+        self._param_requires_grad_state: dict[nn.Parameter, bool] = {}
+
+    # -- where the module runs ----------------------------------------------------------------
 
     @property
     def trainer(self) -> Trainer:
@@ -58,6 +56,10 @@ class TrainModule(nn.Module, _Hooks):
         if self._trainer is None:
             raise RuntimeError(f"`{type(self).__name__}` is not attached to a Trainer.")
         return self._trainer
+
+    @trainer.setter
+    def trainer(self, trainer: Trainer | None) -> None:
+        self._trainer = trainer
 
     @property
     def device(self) -> torch.device:
@@ -72,15 +74,107 @@ class TrainModule(nn.Module, _Hooks):
         """This process's rank (0 outside a run)."""
         return self._trainer.global_rank if self._trainer is not None else 0
 
-    def log(self, name: str, value: Any, sync_dist: bool = False) -> None:
-        """Record a metric in ``trainer.callback_metrics``; ``sync_dist=True`` averages it over ranks.
+    @property
+    def local_rank(self) -> int:
+        """This process's rank on its node (0 outside a run)."""
+        return self._trainer.local_rank if self._trainer is not None else 0
 
-        In training the latest value is kept; in validation/test/predict the epoch's mean.
+    @property
+    def current_epoch(self) -> int:
+        """The Trainer's epoch (0 outside a run)."""
+        return self._trainer.current_epoch if self._trainer is not None else 0
+
+    @property
+    def global_step(self) -> int:
+        """Optimizer steps taken so far (0 outside a run)."""
+        return self._trainer.global_step if self._trainer is not None else 0
+
+    @property
+    def automatic_optimization(self) -> bool:
+        """``False``: ``training_step`` does its own backward and optimizer steps (manual optimization)."""
+        return self._automatic_optimization
+
+    @automatic_optimization.setter
+    def automatic_optimization(self, value: bool) -> None:
+        self._automatic_optimization = value
+
+    # -- metrics, printing, collectives -------------------------------------------------------
+
+    def log(self, name: str, value: Any, prog_bar: bool = False, logger: bool | None = None,
+            on_step: bool | None = None, on_epoch: bool | None = None, reduce_fx: Any = "mean",
+            enable_graph: bool = False, sync_dist: bool = False, sync_dist_group: Any = None,
+            add_dataloader_idx: bool = True, batch_size: int | None = None, metric_attribute: str | None = None,
+            rank_zero_only: bool = False) -> None:
+        """Log a metric as Lightning does (``trainer.callback_metrics``, loggers, the progress bar).
+
+        ``on_step``/``on_epoch`` default by hook: per step in ``training_step``, per epoch (the mean,
+        or ``reduce_fx``) in evaluation; ``sync_dist=True`` reduces the epoch value over ranks.
         """
-        self.trainer._log(name, value, sync_dist)
+        if self._trainer is None:
+            warnings.warn(f"`self.log({name!r}, ...)` outside a Trainer run does nothing.", stacklevel=2)
+            return
+        self._trainer._log_metric(
+            name, value, prog_bar=prog_bar, logger=logger, on_step=on_step, on_epoch=on_epoch, reduce_fx=reduce_fx,
+            enable_graph=enable_graph, sync_dist=sync_dist, sync_dist_group=sync_dist_group,
+            add_dataloader_idx=add_dataloader_idx, batch_size=batch_size, metric_attribute=metric_attribute,
+            rank_zero_only=rank_zero_only,
+        )
 
-    def configure_model(self) -> None:
-        """Create layers inside the strategy's sharded context (FSDP/DeepSpeed shard them here)."""
+    def log_dict(self, dictionary: Mapping[str, Any], prog_bar: bool = False, logger: bool | None = None,
+                 on_step: bool | None = None, on_epoch: bool | None = None, reduce_fx: Any = "mean",
+                 enable_graph: bool = False, sync_dist: bool = False, sync_dist_group: Any = None,
+                 add_dataloader_idx: bool = True, batch_size: int | None = None,
+                 rank_zero_only: bool = False) -> None:
+        """:meth:`log` each item of ``dictionary`` with the same options."""
+        for name, value in dictionary.items():
+            self.log(name, value, prog_bar=prog_bar, logger=logger, on_step=on_step, on_epoch=on_epoch,
+                     reduce_fx=reduce_fx, enable_graph=enable_graph, sync_dist=sync_dist,
+                     sync_dist_group=sync_dist_group, add_dataloader_idx=add_dataloader_idx, batch_size=batch_size,
+                     rank_zero_only=rank_zero_only)
+
+    def print(self, *args: Any, **kwargs: Any) -> None:
+        """``print`` on global rank 0 only."""
+        if self.global_rank == 0:
+            print(*args, **kwargs)
+
+    def all_gather(self, data: Any, group: Any = None, sync_grads: bool = False) -> Any:
+        """Every tensor in ``data`` gathered from all ranks (a new first dimension of size world size).
+
+        Outside a multi-process run the data comes back unchanged, as in Lightning.
+        """
+        from strategies._data import apply_to_tensors
+
+        trainer = self._trainer
+        if trainer is None or trainer.world_size == 1 and not torch.distributed.is_initialized():
+            return data
+        return apply_to_tensors(data, trainer.strategy.all_gather)
+
+    # -- hyperparameters ----------------------------------------------------------------------
+
+    def save_hyperparameters(self, *args: Any, ignore: Sequence[str] | str | None = None,
+                             frame: Any = None, logger: bool = True) -> None:
+        """Keep ``__init__``'s arguments (or the names in ``args``, or a dict) in :attr:`hparams`.
+
+        Checkpoints store them under ``"hyper_parameters"``, as Lightning's do.
+        """
+        ignore = {ignore} if isinstance(ignore, str) else set(ignore or ())
+        if len(args) == 1 and isinstance(args[0], Mapping):
+            self._hparams.update(args[0])
+            return
+        frame = frame or inspect.currentframe().f_back  # type: ignore[union-attr]
+        init_args = _init_arguments(frame)
+        names = [a for a in args if isinstance(a, str)] or list(init_args)
+        unknown = [n for n in names if n not in init_args]
+        if unknown:
+            raise ValueError(f"`save_hyperparameters{tuple(args)}`: {unknown} are not arguments of `__init__`.")
+        self._hparams.update({n: copy.copy(init_args[n]) for n in names if n not in ignore})
+
+    @property
+    def hparams(self) -> AttributeDict:
+        """The saved hyperparameters (``self.hparams.lr``)."""
+        return self._hparams
+
+    # -- optimization -------------------------------------------------------------------------
 
     def configure_optimizers(self) -> Any:
         """Return an optimizer, a list, or a dict with ``"optimizer"`` and ``"lr_scheduler"``."""
@@ -89,49 +183,102 @@ class TrainModule(nn.Module, _Hooks):
             "`torch.optim.SGD(self.parameters(), lr=0.1)`) to fit."
         )
 
-    def training_step(self, batch: Any, batch_idx: int) -> Any:
-        """One training step: return the loss (or a dict with ``"loss"``)."""
+    def configure_callbacks(self) -> Sequence[Callback] | Callback:
+        """Callbacks this module needs; they replace Trainer callbacks of the same type."""
+        return []
+
+    def optimizers(self, use_pl_optimizer: bool = True) -> Any:
+        """The optimizer (one) or the list of them, wrapped so that ``step()`` runs the step hooks."""
+        optimizers = self.trainer._optimizer_proxies if use_pl_optimizer else self.trainer.strategy.optimizers
+        return optimizers[0] if len(optimizers) == 1 else list(optimizers)
+
+    def lr_schedulers(self) -> Any:
+        """The scheduler (one), the list of them, or ``None``."""
+        schedulers = [config["scheduler"] for config in self.trainer.strategy.lr_scheduler_configs]
+        if not schedulers:
+            return None
+        return schedulers[0] if len(schedulers) == 1 else schedulers
+
+    def manual_backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
+        """Back-propagate in manual optimization, through the backward hooks and the precision."""
+        if self.automatic_optimization:
+            raise RuntimeError("`manual_backward` is for manual optimization: set `self.automatic_optimization = False`.")
+        self.trainer._backward(loss, *args, **kwargs)
+
+    def backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
+        """Back-propagate ``loss`` through the strategy (grad scaler, DeepSpeed engine)."""
+        self.trainer.strategy.backward(loss)
+
+    def toggle_optimizer(self, optimizer: Any) -> None:
+        """Freeze every parameter that ``optimizer`` does not train (undo with :meth:`untoggle_optimizer`)."""
+        own = {id(p) for group in optimizer.param_groups for p in group["params"]}
+        for param in self.parameters():
+            self._param_requires_grad_state.setdefault(param, param.requires_grad)
+            if id(param) not in own:
+                param.requires_grad = False
+
+    def untoggle_optimizer(self, optimizer: Any) -> None:
+        """Give back the ``requires_grad`` flags :meth:`toggle_optimizer` changed."""
+        for param, requires_grad in self._param_requires_grad_state.items():
+            param.requires_grad = requires_grad
+        self._param_requires_grad_state = {}
+
+    def clip_gradients(self, optimizer: Any, gradient_clip_val: float | None = None,
+                       gradient_clip_algorithm: str | None = None) -> None:
+        """Clip the optimizer's gradients by norm (default) or by value; nothing when the value is None."""
+        from strategies._optimization import clip_gradients
+
+        clip_gradients(self.trainer.strategy, optimizer, gradient_clip_val, gradient_clip_algorithm or "norm")
+
+    def configure_gradient_clipping(self, optimizer: Any, gradient_clip_val: float | None = None,
+                                    gradient_clip_algorithm: str | None = None) -> None:
+        """Called before each optimizer step with the Trainer's clipping settings; override to change them."""
+        self.clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
+
+    def lr_scheduler_step(self, scheduler: Any, metric: Any) -> None:
+        """Step one scheduler (with the monitored metric for ``ReduceLROnPlateau``)."""
+        if metric is None:
+            scheduler.step()
+        else:
+            scheduler.step(metric)
+
+    def optimizer_step(self, epoch: int, batch_idx: int, optimizer: Any, optimizer_closure: Any = None) -> None:
+        """Step ``optimizer``; ``optimizer_closure`` runs ``training_step`` and ``backward`` first."""
+        optimizer.step(closure=optimizer_closure)
+
+    def optimizer_zero_grad(self, epoch: int, batch_idx: int, optimizer: Any) -> None:
+        """Zero the gradients (inside the closure, after ``training_step``)."""
+        optimizer.zero_grad()
+
+    # -- steps ----------------------------------------------------------------------------------
+
+    def training_step(self, *args: Any, **kwargs: Any) -> Any:
+        """One training step: return the loss (or a dict with ``"loss"``; ``None`` skips the step)."""
         raise NotImplementedError
 
-    def validation_step(self, batch: Any, batch_idx: int) -> Any:
+    def validation_step(self, *args: Any, **kwargs: Any) -> Any:
         """One validation step."""
         raise NotImplementedError
 
-    def test_step(self, batch: Any, batch_idx: int) -> Any:
+    def test_step(self, *args: Any, **kwargs: Any) -> Any:
         """One test step."""
         raise NotImplementedError
 
-    def predict_step(self, batch: Any, batch_idx: int) -> Any:
+    def predict_step(self, *args: Any, **kwargs: Any) -> Any:
         """One prediction step; the default calls the module on the batch."""
+        batch = args[0] if args else kwargs["batch"]
         return self(batch)
 
-    def on_fit_start(self) -> None:
-        """After ``strategy.setup``: the model is on its device and wrapped; optimizers exist."""
 
-    def on_fit_end(self) -> None:
-        """After the training loop."""
-
-    def on_train_epoch_start(self) -> None:
-        """Before each training epoch."""
-
-    def on_train_epoch_end(self) -> None:
-        """After each training epoch (and its validation)."""
-
-    def on_train_batch_start(self, batch: Any, batch_idx: int) -> None:
-        """Before each training step."""
-
-    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
-        """After each optimizer step."""
-
-    def on_validation_epoch_end(self) -> None:
-        """After each validation epoch."""
-
-    def on_test_epoch_end(self) -> None:
-        """After the test epoch."""
-
-    def state_dict_extra(self) -> dict[str, Any]:
-        """Extra state to keep in checkpoints (besides the weights)."""
-        return {}
+def _init_arguments(frame: Any) -> dict[str, Any]:
+    """The arguments of the ``__init__`` running in ``frame`` (``**kwargs`` flattened in)."""
+    info = inspect.getargvalues(frame)
+    values = {name: info.locals[name] for name in info.args[1:]}
+    if info.varargs:
+        values[info.varargs] = info.locals[info.varargs]
+    if info.keywords:
+        values.update(info.locals[info.keywords])
+    return values
 
 
 def _has_own(obj: Any, name: str, base: type) -> bool:
@@ -139,8 +286,21 @@ def _has_own(obj: Any, name: str, base: type) -> bool:
     return getattr(type(obj), name, None) is not getattr(base, name, None)
 
 
-class DataModule(_Hooks):
-    """Data in one place: ``prepare_data``, ``setup(stage)`` and the dataloaders of each stage."""
+class DataModule(_DataHooks):
+    """Data in one place: ``prepare_data``, ``setup(stage)`` and the dataloaders of each stage.
+
+    Batch-transfer hooks overridden here are used instead of the module's, as in Lightning.
+    """
 
     def __init__(self) -> None:
         self.trainer: Trainer | None = None
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a checkpoint keeps of this datamodule."""
+        return {}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned."""
+
+    def on_exception(self, exception: BaseException) -> None:
+        """When a stage raises."""

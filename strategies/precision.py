@@ -1,16 +1,19 @@
-"""Precision: fp32, and bf16/fp16 mixed precision through ``torch.autocast``."""
+"""Precision: every name Lightning 2.6 accepts: fp32/fp64, bf16/fp16 mixed (``torch.autocast``) and true half."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import warnings
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import torch
 
-__all__ = ["Precision", "MixedPrecision", "PRECISION_VALUES"]
+__all__ = ["Precision", "MixedPrecision", "HalfPrecision", "DoublePrecision", "PRECISION_VALUES", "precision_for"]
 
-PRECISION_VALUES = ("32-true", "bf16-mixed", "16-mixed")
+PRECISION_VALUES = ("32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true", "64-true")
+# Lightning's short names: 16 and "bf16" are mixed precision (and warned about), 32 and 64 are "true".
+_ALIASES = {"16": "16-mixed", "bf16": "bf16-mixed", "32": "32-true", "64": "64-true"}
 
 
 class Precision:
@@ -25,6 +28,14 @@ class Precision:
     def module_init_context(self) -> contextlib.AbstractContextManager:
         """The context ``configure_model`` runs in (dtype of new parameters)."""
         return contextlib.nullcontext()
+
+    def convert_module(self, module: torch.nn.Module) -> torch.nn.Module:
+        """Cast the module's parameters for this precision (before it is wrapped); fp32 keeps them."""
+        return module
+
+    def convert_input(self, data: Any) -> Any:
+        """Cast the floating-point tensors of a batch for this precision (before it is moved)."""
+        return data
 
     def backward(self, loss: torch.Tensor, model: torch.nn.Module | None = None) -> None:
         """Back-propagate ``loss``."""
@@ -66,8 +77,9 @@ class MixedPrecision(Precision):
             raise ValueError(f"`MixedPrecision(precision={precision!r})`: expected 'bf16-mixed' or '16-mixed'.")
         if precision == "16-mixed" and device_type != "cuda":
             raise ValueError(
-                f"`precision='16-mixed'` needs CUDA (fp16 autocast with a grad scaler); on `{device_type}` "
-                "use `precision='bf16-mixed'` instead."
+                f"`precision='16-mixed'` (also `16`, `'16'`) needs CUDA (fp16 autocast with a grad scaler); on "
+                f"`{device_type}` use `precision='bf16-mixed'`. (Lightning 2.6 switches to 'bf16-mixed' with a "
+                "warning; here the choice is yours.)"
             )
         self.precision = precision
         self.device_type = device_type
@@ -99,3 +111,86 @@ class MixedPrecision(Precision):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if self.scaler is not None and state:
             self.scaler.load_state_dict(state)
+
+
+class _CastPrecision(Precision):
+    """Weights, new parameters and floating-point inputs all in one dtype."""
+
+    _dtypes: dict[str, torch.dtype] = {}
+
+    def __init__(self, precision: str) -> None:
+        if precision not in self._dtypes:
+            raise ValueError(f"`{type(self).__name__}(precision={precision!r})`: expected one of {sorted(self._dtypes)}.")
+        self.precision = precision
+        self._dtype = self._dtypes[precision]
+
+    def module_init_context(self) -> contextlib.AbstractContextManager:
+        return _default_dtype(self._dtype)
+
+    def forward_context(self) -> contextlib.AbstractContextManager:
+        return _default_dtype(self._dtype)
+
+    def convert_module(self, module: torch.nn.Module) -> torch.nn.Module:
+        return module.to(dtype=self._dtype)
+
+    def convert_input(self, data: Any) -> Any:
+        from strategies._data import apply_to_tensors
+
+        return apply_to_tensors(data, lambda t: t.to(self._dtype) if t.is_floating_point() else t)
+
+
+class HalfPrecision(_CastPrecision):
+    """All weights and inputs in fp16 (``"16-true"``) or bf16 (``"bf16-true"``): no fp32 master copy.
+
+    Args:
+        precision: ``"16-true"`` or ``"bf16-true"``.
+    """
+
+    _dtypes = {"16-true": torch.float16, "bf16-true": torch.bfloat16}
+
+    def __init__(self, precision: str = "bf16-true") -> None:
+        super().__init__(precision)
+
+
+class DoublePrecision(_CastPrecision):
+    """All weights and inputs in fp64 (``"64-true"``)."""
+
+    _dtypes = {"64-true": torch.float64}
+
+    def __init__(self, precision: str = "64-true") -> None:
+        super().__init__(precision)
+
+
+@contextlib.contextmanager
+def _default_dtype(dtype: torch.dtype) -> Generator[None, None, None]:
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def precision_for(precision: Any, device_type: str) -> Precision:
+    """The precision for a Trainer's ``precision=`` on ``device_type`` ("cpu"/"cuda"), as Lightning 2.6 names them.
+
+    An unknown name, or one this device cannot run, is a ``ValueError`` naming what to pass.
+    """
+    name = str(precision)
+    if name in _ALIASES:
+        if name in ("16", "bf16"):
+            warnings.warn(f"`precision={precision!r}` is Lightning's old name for {_ALIASES[name]!r}; pass "
+                          f"`precision={_ALIASES[name]!r}`.", UserWarning, stacklevel=4)
+        name = _ALIASES[name]
+    if name not in PRECISION_VALUES:
+        valid = ", ".join(map(repr, (*PRECISION_VALUES, 16, "16", "bf16", 32, "32", 64, "64")))
+        raise ValueError(f"Unknown `precision={precision!r}`. Valid values: {valid}.")
+    if name.startswith("bf16") and device_type == "cuda" and not torch.cuda.is_bf16_supported():
+        raise ValueError(f"`precision={precision!r}`: this GPU has no bf16; use '16-mixed' or '32-true'.")
+    if name == "32-true":
+        return Precision()
+    if name in ("16-mixed", "bf16-mixed"):
+        return MixedPrecision(name, device_type)
+    if name == "64-true":
+        return DoublePrecision()
+    return HalfPrecision(name)

@@ -1,4 +1,4 @@
-"""The Trainer: drives a module through the lifecycle contract on any strategy."""
+"""The Trainer: drives a module through the lifecycle contract on any strategy, with Lightning 2.x's hooks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,14 @@ from typing import Any
 
 import torch
 
-from strategies import _loops
+from strategies import _arguments
+from strategies._checkpoint import dump_checkpoint, restore_checkpoint
 from strategies._connector import resolve_strategy
+from strategies._data import inject_distributed_sampler
+from strategies._evaluation import run_evaluation
+from strategies._fit_loop import FitLoop, _limit
+from strategies._logging import _LoggingMixin
+from strategies._optimization import OptimizerProxy, backward
 from strategies.callbacks import Callback, HookCall, HookRecorder
 from strategies.module import DataModule, TrainModule, _has_own
 from strategies.parallel import ParallelStrategy
@@ -18,6 +24,9 @@ from strategies.registry import StrategyRegistry
 from strategies.strategy import Strategy
 
 STAGES = ("fit", "validate", "test", "predict")
+_KIND = {"validate": "val", "test": "test", "predict": "predict"}
+_LOADER_HOOK = {"train": "train_dataloader", "val": "val_dataloader", "test": "test_dataloader",
+                "predict": "predict_dataloader"}
 
 
 @dataclass
@@ -32,13 +41,14 @@ class TrainerState:
     should_stop: bool = False
 
 
-class Trainer:
-    """Runs ``fit``/``validate``/``test``/``predict`` with the setup-inside-dist lifecycle.
+class Trainer(_LoggingMixin):
+    """Runs ``fit``/``validate``/``test``/``predict`` with Lightning 2.x's hooks, on any strategy.
 
     Per process: launch -> ``strategy.setup_environment()`` (process group) -> ``prepare_data``
-    (local rank 0, then a barrier) -> ``setup(stage)`` hooks -> ``configure_model`` in
+    (local rank 0) -> ``setup(stage)`` (datamodule, callbacks, module) -> ``configure_model`` in
     ``model_sharded_context()`` -> ``strategy.setup(trainer)`` (move, wrap, optimizers) -> loops
-    -> ``teardown(stage)`` hooks -> ``strategy.teardown()``. See docs/lifecycle.md.
+    -> ``strategy.teardown()`` -> ``on_fit_end`` -> ``teardown(stage)``. docs/lifecycle.md has the
+    order of every hook; docs/strategies.md each argument and what differs from Lightning.
 
     Args:
         strategy: a registry name (``"auto"``, ``"single_device"``, ``"ddp"``, ``"ddp_spawn"``, ...)
@@ -46,18 +56,26 @@ class Trainer:
         accelerator: ``"auto"``, ``"cpu"``, ``"cuda"`` (``"gpu"``) or an ``Accelerator``.
         devices: a count, ``-1`` for all, ``"auto"``, or a list of CUDA indices.
         num_nodes: machines; more than one needs torchrun or SLURM.
-        precision: ``"32-true"``, ``"bf16-mixed"`` or ``"16-mixed"`` (CUDA).
-        max_epochs: epochs to train (1000 when neither this nor ``max_steps`` is set).
-        max_steps: optimizer steps to train; ``-1`` for no limit.
+        precision: any name Lightning 2.6 takes: ``"32-true"``, ``"16-mixed"`` (CUDA), ``"bf16-mixed"``,
+            ``"16-true"``, ``"bf16-true"``, ``"64-true"``, or ``16``, ``"16"``, ``"bf16"``, ``32``, ``64``.
+        logger, enable_checkpointing, default_root_dir, log_every_n_steps, enable_progress_bar: logging
+            and checkpointing, as in Lightning (``log_every_n_steps`` defaults to 50).
+        callbacks: ``Callback`` instances.
+        fast_dev_run: run 1 (``True``) or N batches of each loop, no sanity check, no loggers/checkpoints.
+        max_epochs, min_epochs, max_steps, min_steps, max_time: when training stops (``max_time`` as
+            ``"DD:HH:MM:SS"``, a ``timedelta`` or a dict); 1000 epochs when no limit is given.
         limit_train_batches, limit_val_batches, limit_test_batches, limit_predict_batches: a
             count or a fraction of each epoch's batches.
-        callbacks: ``Callback`` instances.
+        val_check_interval: validate every fraction of an epoch (float) or every N batches (int).
+        check_val_every_n_epoch: validate every N epochs (``None``: count ``val_check_interval`` over epochs).
+        num_sanity_val_steps: validation batches run before training (2; -1 for all, 0 for none).
+        accumulate_grad_batches: step the optimizer every N batches (DDP/FSDP skip the gradient sync between).
+        gradient_clip_val, gradient_clip_algorithm: clip by ``"norm"`` (default) or ``"value"``.
+        deterministic, benchmark: torch's deterministic algorithms (``True``/``"warn"``) and cuDNN benchmark.
+        inference_mode: evaluate under ``torch.inference_mode`` (else ``torch.no_grad``).
+        use_distributed_sampler: give plain DataLoaders a ``DistributedSampler`` on parallel strategies.
+        sync_batchnorm: turn BatchNorm layers into ``SyncBatchNorm`` before wrapping (parallel strategies).
         plugins: a ``ClusterEnvironment`` and/or a ``Precision``.
-        use_distributed_sampler: give plain DataLoaders a ``DistributedSampler`` on parallel
-            strategies.
-        enable_progress_bar: a progress bar on rank 0 when stderr is a terminal.
-        gradient_clip_val: clip the gradient norm to this value.
-        check_val_every_n_epoch: validate every N training epochs.
         record_hooks: keep every lifecycle step and hook call in :attr:`hook_record`.
     """
 
@@ -70,45 +88,114 @@ class Trainer:
         accelerator: str | Any = "auto",
         devices: int | str | list[int] = "auto",
         num_nodes: int = 1,
-        precision: str | Precision = "32-true",
+        precision: str | int | Precision = "32-true",
+        logger: Any = None,
+        callbacks: list[Callback] | Callback | None = None,
+        fast_dev_run: int | bool = False,
         max_epochs: int | None = None,
+        min_epochs: int | None = None,
         max_steps: int = -1,
+        min_steps: int | None = None,
+        max_time: Any = None,
         limit_train_batches: int | float | None = None,
         limit_val_batches: int | float | None = None,
         limit_test_batches: int | float | None = None,
         limit_predict_batches: int | float | None = None,
-        callbacks: list[Callback] | None = None,
-        plugins: list[Any] | None = None,
-        use_distributed_sampler: bool = True,
-        enable_progress_bar: bool = True,
+        val_check_interval: int | float | None = None,
+        check_val_every_n_epoch: int | None = 1,
+        num_sanity_val_steps: int | None = None,
+        log_every_n_steps: int | None = None,
+        enable_checkpointing: bool | None = None,
+        enable_progress_bar: bool | None = None,
+        accumulate_grad_batches: int = 1,
         gradient_clip_val: float | None = None,
-        check_val_every_n_epoch: int = 1,
+        gradient_clip_algorithm: str | None = None,
+        deterministic: bool | str | None = None,
+        benchmark: bool | None = None,
+        inference_mode: bool = True,
+        use_distributed_sampler: bool = True,
+        sync_batchnorm: bool = False,
+        default_root_dir: str | os.PathLike | None = None,
+        plugins: list[Any] | None = None,
         record_hooks: bool = False,
     ) -> None:
         self.strategy = resolve_strategy(
             strategy, accelerator, devices, num_nodes, precision, list(plugins or []), self.registry
         )
-        self.max_epochs = max_epochs if max_epochs is not None else (1000 if max_steps == -1 else -1)
-        self.max_steps = max_steps
-        self.limits = {
-            "train": limit_train_batches,
-            "val": limit_val_batches,
-            "test": limit_test_batches,
-            "predict": limit_predict_batches,
-        }
-        self.callbacks = list(callbacks or [])
-        self.use_distributed_sampler = use_distributed_sampler
-        self.enable_progress_bar = enable_progress_bar
+        self.fast_dev_run = _arguments.fast_dev_run_batches(fast_dev_run)
+        self._configure_loops(
+            max_epochs=max_epochs, min_epochs=min_epochs, max_steps=max_steps, min_steps=min_steps,
+            max_time=max_time, limits=(limit_train_batches, limit_val_batches, limit_test_batches,
+                                       limit_predict_batches),
+            val_check_interval=val_check_interval, check_val_every_n_epoch=check_val_every_n_epoch,
+            num_sanity_val_steps=num_sanity_val_steps, accumulate_grad_batches=accumulate_grad_batches,
+        )
+        self.log_every_n_steps = 50 if log_every_n_steps is None else log_every_n_steps
         self.gradient_clip_val = gradient_clip_val
-        self.check_val_every_n_epoch = check_val_every_n_epoch
+        self.gradient_clip_algorithm = gradient_clip_algorithm or "norm"
+        _arguments.check_loop_arguments(self.accumulate_grad_batches, self.val_check_interval,
+                                        self.num_sanity_val_steps, self.log_every_n_steps, gradient_clip_algorithm,
+                                        self.check_val_every_n_epoch)
+        self._determinism = (deterministic, benchmark)
+        _arguments.apply_determinism(deterministic, benchmark)
+        self.inference_mode = inference_mode
+        self.use_distributed_sampler = use_distributed_sampler
+        self.sync_batchnorm = sync_batchnorm
+        self.enable_progress_bar = True if enable_progress_bar is None else enable_progress_bar
+        self._check_strategy_support()
+        self.callbacks = _ordered([callbacks] if isinstance(callbacks, Callback) else list(callbacks or []))
+        self._configure_logging(
+            logger=False if self.fast_dev_run else logger,
+            enable_checkpointing=False if self.fast_dev_run else enable_checkpointing,
+            default_root_dir=default_root_dir, log_every_n_steps=self.log_every_n_steps,
+            enable_progress_bar=self.enable_progress_bar,
+        )
         self._recorder = HookRecorder() if record_hooks else None
-        self.state = TrainerState()
-        self.callback_metrics: dict[str, torch.Tensor] = {}
-        self.datamodule: DataModule | None = None
-        self._eval_sums: dict[str, list[Any]] = {}
-        self._in_eval = False
-        self._ckpt_path: str | None = None
+        self._reset_run_state()
         self.strategy._recorder = self._record
+
+    def _configure_loops(self, *, max_epochs: int | None, min_epochs: int | None, max_steps: int,
+                         min_steps: int | None, max_time: Any, limits: tuple[Any, ...], val_check_interval: Any,
+                         check_val_every_n_epoch: int | None, num_sanity_val_steps: int | None,
+                         accumulate_grad_batches: int) -> None:
+        self.max_epochs = max_epochs if max_epochs is not None else (1000 if max_steps == -1 else -1)
+        self.min_epochs, self.max_steps, self.min_steps = min_epochs, max_steps, min_steps
+        self.max_time = _arguments.parse_max_time(max_time)
+        self.val_check_interval = 1.0 if val_check_interval is None else val_check_interval
+        self.check_val_every_n_epoch = check_val_every_n_epoch
+        sanity = 2 if num_sanity_val_steps is None else num_sanity_val_steps
+        self.num_sanity_val_steps: int | float = float("inf") if sanity == -1 else sanity
+        self.accumulate_grad_batches = accumulate_grad_batches
+        self.limits = dict(zip(("train", "val", "test", "predict"), limits))
+        if self.fast_dev_run:
+            n = self.fast_dev_run
+            self.limits = dict.fromkeys(self.limits, n)
+            self.max_steps, self.max_epochs, self.num_sanity_val_steps = n, 1, 0
+            self.val_check_interval, self.check_val_every_n_epoch = 1.0, 1
+
+    def _check_strategy_support(self) -> None:
+        from strategies.deepspeed import DeepSpeedStrategy
+
+        if isinstance(self.strategy, DeepSpeedStrategy):
+            if self.accumulate_grad_batches != 1:
+                raise ValueError(
+                    f"`accumulate_grad_batches={self.accumulate_grad_batches}` with DeepSpeed: set "
+                    "`gradient_accumulation_steps` in `DeepSpeedStrategy(config=...)` instead (the engine accumulates)."
+                )
+            if self.strategy.precision.precision not in ("32-true", "bf16-mixed", "16-mixed"):
+                raise ValueError(
+                    f"`precision={self.strategy.precision.precision!r}` with DeepSpeed: use '32-true', 'bf16-mixed' "
+                    "or '16-mixed' (the engine keeps its own low-precision weights)."
+                )
+
+    def _reset_run_state(self) -> None:
+        self.state = TrainerState()
+        self.datamodule: DataModule | None = None
+        self.sanity_checking = False
+        self.num_training_batches: int | float = float("inf")
+        self._given_loaders: dict[str, Any] = {}
+        self._optimizer_proxies: list[OptimizerProxy] = []
+        self._current_fx: str | None = None
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -121,6 +208,11 @@ class Trainer:
     def local_rank(self) -> int:
         """This process's rank on its node."""
         return self.strategy.local_rank
+
+    @property
+    def node_rank(self) -> int:
+        """This node's rank."""
+        return self.strategy.node_rank
 
     @property
     def world_size(self) -> int:
@@ -138,8 +230,13 @@ class Trainer:
         return self.strategy.accelerator
 
     @property
-    def precision(self) -> Precision:
-        """The strategy's precision."""
+    def precision(self) -> str:
+        """The precision's name (``"32-true"``, ``"bf16-mixed"``, ...), as Lightning's ``trainer.precision``."""
+        return self.strategy.precision.precision
+
+    @property
+    def precision_plugin(self) -> Precision:
+        """The strategy's precision object."""
         return self.strategy.precision
 
     @property
@@ -153,11 +250,65 @@ class Trainer:
         return self.strategy.module
 
     @property
+    def lightning_module(self) -> torch.nn.Module:
+        """The user's module (Lightning's name)."""
+        return self.strategy.module
+
+    @property
+    def optimizers(self) -> list[torch.optim.Optimizer]:
+        """The optimizers ``configure_optimizers`` returned."""
+        return self.strategy.optimizers
+
+    @property
+    def lr_scheduler_configs(self) -> list[dict[str, Any]]:
+        """The schedulers with their ``interval``/``frequency``/``monitor``."""
+        return self.strategy.lr_scheduler_configs
+
+    @property
     def num_devices(self) -> int:
         """Devices (processes) per node."""
         if isinstance(self.strategy, ParallelStrategy):
             return self.strategy.num_processes
         return 1
+
+    @property
+    def current_epoch(self) -> int:
+        """The epoch being trained (epochs completed, after ``fit``)."""
+        return self.state.epoch
+
+    @property
+    def global_step(self) -> int:
+        """Optimizer steps taken."""
+        return self.state.global_step
+
+    @property
+    def should_stop(self) -> bool:
+        """Set it to stop ``fit`` after this batch (honouring ``min_epochs``/``min_steps``); set it on every rank."""
+        return self.state.should_stop
+
+    @should_stop.setter
+    def should_stop(self, value: bool) -> None:
+        self.state.should_stop = value
+
+    @property
+    def training(self) -> bool:
+        """Whether ``fit`` is running (outside its validation)."""
+        return self.state.stage == "fit" and self._current_fx not in _EVAL_HOOKS
+
+    @property
+    def validating(self) -> bool:
+        """Whether a validation run is going on."""
+        return self.state.stage == "validate" or self._current_fx in _EVAL_HOOKS
+
+    @property
+    def testing(self) -> bool:
+        """Whether ``test`` is running."""
+        return self.state.stage == "test"
+
+    @property
+    def predicting(self) -> bool:
+        """Whether ``predict`` is running."""
+        return self.state.stage == "predict"
 
     @property
     def hook_record(self) -> list[HookCall]:
@@ -168,31 +319,22 @@ class Trainer:
 
     # -- entry points -------------------------------------------------------------------------
 
-    def fit(
-        self,
-        model: TrainModule,
-        train_dataloaders: Any = None,
-        val_dataloaders: Any = None,
-        datamodule: DataModule | None = None,
-        ckpt_path: str | os.PathLike | None = None,
-    ) -> None:
+    def fit(self, model: TrainModule, train_dataloaders: Any = None, val_dataloaders: Any = None,
+            datamodule: DataModule | None = None, ckpt_path: str | os.PathLike | None = None) -> None:
         """Train ``model``; resume from ``ckpt_path`` when given."""
-        if not _has_own(model, "training_step", TrainModule):
-            raise NotImplementedError(
-                f"`{type(model).__name__}` has no `training_step`: define "
-                "`training_step(self, batch, batch_idx)` returning the loss to use `Trainer.fit`."
-            )
-        loaders = {"train": train_dataloaders, "val": val_dataloaders}
-        self._launch("fit", model, loaders, datamodule, ckpt_path)
+        _require_step(model, "training_step", "fit")
+        self._launch("fit", model, {"train": train_dataloaders, "val": val_dataloaders}, datamodule, ckpt_path)
 
     def validate(self, model: TrainModule, dataloaders: Any = None, datamodule: DataModule | None = None,
                  ckpt_path: str | os.PathLike | None = None) -> list[dict[str, float]]:
-        """Run the validation loop once; return the logged metrics."""
+        """Run the validation loop once; return the epoch metrics."""
+        _require_step(model, "validation_step", "validate")
         return self._launch("validate", model, {"val": dataloaders}, datamodule, ckpt_path)
 
     def test(self, model: TrainModule, dataloaders: Any = None, datamodule: DataModule | None = None,
              ckpt_path: str | os.PathLike | None = None) -> list[dict[str, float]]:
-        """Run the test loop once; return the logged metrics."""
+        """Run the test loop once; return the epoch metrics."""
+        _require_step(model, "test_step", "test")
         return self._launch("test", model, {"test": dataloaders}, datamodule, ckpt_path)
 
     def predict(self, model: TrainModule, dataloaders: Any = None, datamodule: DataModule | None = None,
@@ -202,7 +344,7 @@ class Trainer:
 
     def save_checkpoint(self, path: str | os.PathLike) -> None:
         """Save weights, optimizer and loop state to ``path`` (written by rank 0; all ranks call it)."""
-        self.strategy.save_checkpoint(_loops.dump_checkpoint(self), path)
+        self.strategy.save_checkpoint(dump_checkpoint(self), path)
         self.strategy.barrier("save_checkpoint")
 
     # -- the lifecycle ------------------------------------------------------------------------
@@ -220,57 +362,190 @@ class Trainer:
         self._caller_module = model
         return launcher.launch(self._run, *args, trainer=self)
 
-    def _record(self, name: str) -> None:
-        if self._recorder is not None:
-            self._recorder.record(self.global_rank, self.state.stage or "", name)
-
-    def _call(self, owner: str, obj: Any, hook: str, *args: Any) -> Any:
-        self._record(f"{owner}.{hook}")
-        return getattr(obj, hook)(*args)
-
-    def _call_callbacks(self, hook: str, *args: Any) -> None:
-        for callback in self.callbacks:
-            self._call("callback", callback, hook, self, self.strategy.module, *args)
-
     def _run(self, stage: str, model: TrainModule, loaders: dict[str, Any], datamodule: DataModule | None,
              ckpt_path: Any) -> Any:
-        self.state = TrainerState(stage=stage)
+        self._start_run(stage, model, loaders, datamodule)
+        strategy = self.strategy
+        self._record("strategy.connect")
+        strategy.connect(model)
+        self._attach_module_callbacks()
+        try:
+            self._record("strategy.setup_environment")
+            strategy.setup_environment()
+            self._prepare_data()
+            self._setup_hooks(stage)
+            self._configure_model()
+            self._record("strategy.setup")
+            strategy.setup(self)
+            self._setup_optimizers()
+            self._on_fit_start()
+            if ckpt_path is not None:
+                restore_checkpoint(self, ckpt_path)
+            result = self._run_stage(stage)
+        except BaseException as exception:
+            self._on_exception(exception)
+            raise
+        self._teardown_strategy()
+        self._on_fit_end()
+        self._teardown_hooks(stage)
+        return result
+
+    def _start_run(self, stage: str, model: TrainModule, loaders: dict[str, Any],
+                   datamodule: DataModule | None) -> None:
+        self._reset_run_state()
+        self.state.stage = stage
+        self._given_loaders = {k: v for k, v in loaders.items() if v is not None}
         self.datamodule = datamodule
         model._trainer = self
         if datamodule is not None:
             datamodule.trainer = self
+        _arguments.apply_determinism(*self._determinism)
+
+    def _attach_module_callbacks(self) -> None:
+        """``configure_callbacks``: the module's callbacks replace the Trainer's of the same type."""
+        own = self._call_module("configure_callbacks")
+        own = [own] if isinstance(own, Callback) else list(own or [])
+        if own:
+            types = {type(cb) for cb in own}
+            self.callbacks = _ordered([cb for cb in self.callbacks if type(cb) not in types] + own)
+
+    def _prepare_data(self) -> None:
+        if self.local_rank == 0:
+            if self.datamodule is not None:
+                self._call("datamodule", self.datamodule, "prepare_data")
+            self._call_module("prepare_data")
+        self.strategy.barrier("prepare_data")
+
+    def _setup_hooks(self, stage: str) -> None:
+        if self.datamodule is not None:
+            self._call("datamodule", self.datamodule, "setup", stage)
+        self._call_callbacks("setup", stage)
+        self._call_module("setup", stage)
+        self.strategy.barrier("post_setup")
+
+    def _configure_model(self) -> None:
+        """``configure_model`` in the sharded context; then the precision's dtype and SyncBatchNorm, before wrapping."""
         strategy = self.strategy
-        self._record("strategy.connect")
-        strategy.connect(model)
+        with strategy.model_sharded_context(), strategy.precision.module_init_context():
+            self._call_module("configure_model")
+        strategy.precision.convert_module(strategy.module)
+        if self.sync_batchnorm and isinstance(strategy, ParallelStrategy):
+            torch.nn.SyncBatchNorm.convert_sync_batchnorm(strategy.module)
+
+    def _setup_optimizers(self) -> None:
+        if self.state.stage != "fit":
+            return
+        module = self.strategy.module
+        if module.automatic_optimization and len(self.strategy.optimizers) > 1:
+            raise RuntimeError(
+                "Training with multiple optimizers is only supported with manual optimization. Set "
+                "`self.automatic_optimization = False`, then access your optimizers in `training_step` with "
+                "`opt1, opt2, ... = self.optimizers()`."
+            )
+        self._optimizer_proxies = [OptimizerProxy(opt, self) for opt in self.strategy.optimizers]
+
+    def _on_fit_start(self) -> None:
+        if self.state.stage == "fit":
+            self._call_callbacks("on_fit_start")
+            self._call_module("on_fit_start")
+
+    def _run_stage(self, stage: str) -> Any:
+        self.strategy.barrier("run_stage")
+        self.strategy.module.zero_grad()
+        if stage == "fit":
+            FitLoop(self).run()
+            return None
+        kind = _KIND[stage]
+        loader = self._request_loader(kind)
+        if loader is None:
+            raise ValueError(f"No data to {stage}: pass `dataloaders`, a DataModule, or define `{_LOADER_HOOK[kind]}`.")
+        return run_evaluation(self, kind, loader, _limit(loader, self.limits[kind]))
+
+    def _on_exception(self, exception: BaseException) -> None:
+        """``on_exception`` of the callbacks and the datamodule, then the strategy's teardown."""
         try:
-            self._record("strategy.setup_environment")
-            strategy.setup_environment()
-            if self.local_rank == 0:
-                if datamodule is not None:
-                    self._call("datamodule", datamodule, "prepare_data")
-                self._call("module", model, "prepare_data")
-            strategy.barrier("prepare_data")
-            self._call_callbacks("setup", stage)
-            self._call("module", model, "setup", stage)
-            if datamodule is not None:
-                self._call("datamodule", datamodule, "setup", stage)
-            strategy.barrier("post_setup")
-            with strategy.model_sharded_context(), strategy.precision.module_init_context():
-                self._call("module", model, "configure_model")
-            self._record("strategy.setup")
-            strategy.setup(self)
-            if ckpt_path is not None:
-                _loops.restore_checkpoint(self, ckpt_path)
-            result = _loops.run_stage(self, stage, model, loaders, datamodule)
-            self._call_callbacks("teardown", stage)
-            self._call("module", model, "teardown", stage)
-            if datamodule is not None:
-                self._call("datamodule", datamodule, "teardown", stage)
-            return result
+            self._call_callbacks("on_exception", exception)
+            if self.datamodule is not None and hasattr(self.datamodule, "on_exception"):
+                self._call("datamodule", self.datamodule, "on_exception", exception)
         finally:
-            self._record("strategy.teardown")
-            strategy.teardown()
-            self._in_eval = False
+            self._teardown_strategy()
+
+    def _teardown_strategy(self) -> None:
+        self._record("strategy.teardown")
+        self.strategy.teardown()
+        self._optimizer_proxies = []
+
+    def _on_fit_end(self) -> None:
+        if self.state.stage == "fit":
+            self._call_callbacks("on_fit_end")
+            self._call_module("on_fit_end")
+
+    def _teardown_hooks(self, stage: str) -> None:
+        if self.datamodule is not None:
+            self._call("datamodule", self.datamodule, "teardown", stage)
+        self._call_callbacks("teardown", stage)
+        self._call_module("teardown", stage)
+
+    # -- what the loops call ------------------------------------------------------------------
+
+    def _record(self, name: str) -> None:
+        if self._recorder is not None:
+            self._recorder.record(self.global_rank, self.state.stage or "", name)
+
+    def _call(self, owner: str, obj: Any, hook: str, *args: Any, **kwargs: Any) -> Any:
+        """Call one hook, recorded as ``owner.hook``, with ``_current_fx`` naming it meanwhile."""
+        if self._recorder is not None:
+            self._recorder.record(self.global_rank, self.state.stage or "", f"{owner}.{hook}")
+        previous, self._current_fx = self._current_fx, hook
+        try:
+            return getattr(obj, hook)(*args, **kwargs)
+        finally:
+            self._current_fx = previous
+
+    def _call_module(self, hook: str, *args: Any, **kwargs: Any) -> Any:
+        return self._call("module", self.strategy.module, hook, *args, **kwargs)
+
+    def _call_callbacks(self, hook: str, *args: Any, monitoring: bool | None = None) -> None:
+        """Every callback's ``hook``; ``monitoring`` picks only the monitoring ones (True) or the others (False)."""
+        module = self.strategy.module
+        for callback in self.callbacks:
+            if monitoring is None or getattr(callback, "_monitors", False) == monitoring:
+                self._call("callback", callback, hook, self, module, *args)
+
+    def _call_step(self, name: str, batch: Any, batch_idx: int) -> Any:
+        """``training_step``/``validation_step``/... through the strategy (so the wrapper sees it)."""
+        return self._call("module", self.strategy, name, batch, batch_idx)
+
+    def _backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
+        backward(self, loss, *args, **kwargs)
+
+    def _has_validation_step(self) -> bool:
+        return _has_own(self.strategy.module, "validation_step", TrainModule)
+
+    def _request_loader(self, kind: str) -> Any:
+        """The stage's loader: the one passed in, else the datamodule's hook, else the module's (Lightning's order)."""
+        hook = _LOADER_HOOK[kind]
+        loader = self._given_loaders.get(kind)
+        if loader is None and self.datamodule is not None:
+            if _has_own(self.datamodule, hook, DataModule):
+                loader = self._call("datamodule", self.datamodule, hook)
+        elif loader is None and _has_own(self.strategy.module, hook, TrainModule):
+            loader = self._call_module(hook)
+        if loader is not None and self.use_distributed_sampler:
+            loader = inject_distributed_sampler(loader, self.strategy.distributed_sampler_kwargs, kind == "train")
+        return loader
+
+    def _transfer_batch(self, batch: Any) -> Any:
+        """The precision's cast, then the three batch-transfer hooks (the datamodule's where it overrides one)."""
+        batch = self.strategy.precision.convert_input(batch)
+        device = self.strategy.root_device
+        for hook, args in (("on_before_batch_transfer", (0,)), ("transfer_batch_to_device", (device, 0)),
+                           ("on_after_batch_transfer", (0,))):
+            if self.datamodule is not None and _has_own(self.datamodule, hook, DataModule):
+                batch = self._call("datamodule", self.datamodule, hook, batch, *args)
+            else:
+                batch = self._call_module(hook, batch, *args)
+        return batch
 
     # -- spawn result transfer ----------------------------------------------------------------
 
@@ -297,12 +572,27 @@ class Trainer:
         if self._recorder is not None:
             self._recorder.calls.extend(HookCall(*c) for c in output["hook_record"])
 
-    def _log(self, name: str, value: Any, sync_dist: bool) -> None:
-        _loops.log_metric(self, name, value, sync_dist)
-
     _caller_module: TrainModule | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_caller_module"] = None
         return state
+
+
+_EVAL_HOOKS = frozenset({"validation_step", "on_validation_batch_start", "on_validation_batch_end",
+                         "on_validation_epoch_start", "on_validation_epoch_end", "on_validation_start",
+                         "on_validation_end"})
+
+
+def _ordered(callbacks: list[Any]) -> list[Any]:
+    """Checkpoint callbacks last, as Lightning orders them (they see what the others logged)."""
+    return ([cb for cb in callbacks if not getattr(cb, "_is_checkpoint", False)]
+            + [cb for cb in callbacks if getattr(cb, "_is_checkpoint", False)])
+
+
+def _require_step(model: Any, step: str, stage: str) -> None:
+    if isinstance(model, TrainModule) and not _has_own(model, step, TrainModule):
+        raise NotImplementedError(
+            f"`{type(model).__name__}` has no `{step}`: define `{step}(self, batch, batch_idx)` to use `Trainer.{stage}`."
+        )

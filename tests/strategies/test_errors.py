@@ -63,8 +63,8 @@ def test_sixteen_bit_mixed_on_cpu_points_to_bf16():
 
 
 def test_unknown_precision_and_accelerator():
-    with pytest.raises(ValueError, match="Valid values: '32-true', 'bf16-mixed', '16-mixed'"):
-        Trainer(accelerator="cpu", precision="64")
+    with pytest.raises(ValueError, match="Valid values: '32-true', '16-mixed', 'bf16-mixed', '16-true'"):
+        Trainer(accelerator="cpu", precision="8-true")
     with pytest.raises(ValueError, match="Valid values: 'auto', 'cpu', 'cuda'"):
         Trainer(accelerator="tpu")
 

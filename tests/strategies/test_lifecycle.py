@@ -14,7 +14,9 @@ STAGES = ("fit", "validate", "test", "predict")
 
 def test_contract_table_is_parsed():
     names = [n for row, _ in contract_rows() for n in row]
-    assert names[:2] == ["strategy.connect", "strategy.setup_environment"]
+    assert names[:3] == ["strategy.connect", "module.configure_callbacks", "strategy.setup_environment"]
+    assert names.index("datamodule.setup") < names.index("callback.setup") < names.index("module.setup")
+    assert names.index("strategy.teardown") < names.index("module.on_fit_end") < names.index("datamodule.teardown")
     assert names.index("module.setup") < names.index("module.configure_model") < names.index("strategy.model_to_device")
     assert names.index("strategy.wrap") < names.index("module.configure_optimizers")
 

@@ -31,11 +31,16 @@ def test_configure_optimizers_forms():
         parse_optimizers(3)
 
 
-def test_distributed_sampler_is_injected_unless_custom():
-    loader = DataLoader(dataset(), batch_size=4, shuffle=True)
-    injected = inject_distributed_sampler(loader, {"num_replicas": 2, "rank": 1}, shuffle_default=True)
+def test_distributed_sampler_is_injected_unless_custom(monkeypatch):
+    # As Lightning: training always shuffles (seeded by PL_GLOBAL_SEED); evaluation only if the loader did.
+    monkeypatch.setenv("PL_GLOBAL_SEED", "7")
+    loader = DataLoader(dataset(), batch_size=4)
+    injected = inject_distributed_sampler(loader, {"num_replicas": 2, "rank": 1}, train=True)
     assert isinstance(injected.sampler, DistributedSampler) and injected.sampler.shuffle
-    assert injected.sampler.rank == 1 and len(injected) == 2
+    assert injected.sampler.rank == 1 and injected.sampler.seed == 7 and len(injected) == 2
+    assert not inject_distributed_sampler(loader, {"num_replicas": 2, "rank": 1}, train=False).sampler.shuffle
+    shuffled = DataLoader(dataset(), batch_size=4, shuffle=True)
+    assert inject_distributed_sampler(shuffled, {"num_replicas": 2, "rank": 1}, train=False).sampler.shuffle
     assert inject_distributed_sampler(loader, None, True) is loader
     custom = DataLoader(dataset(), batch_size=4, sampler=DistributedSampler(dataset(), 2, 0))
     assert inject_distributed_sampler(custom, {"num_replicas": 2, "rank": 1}, True) is custom

@@ -1,0 +1,76 @@
+"""Checks and conversions of the Trainer's loop arguments (Lightning's meanings, clear errors)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import re
+from typing import Any
+
+import torch
+
+
+def parse_max_time(max_time: Any) -> float | None:
+    """Seconds from ``"DD:HH:MM:SS"``, a ``timedelta``, or a dict of ``timedelta`` fields; None for no limit."""
+    if max_time is None:
+        return None
+    if isinstance(max_time, str):
+        match = re.fullmatch(r"(\d+):(\d{1,2}):(\d{1,2}):(\d{1,2})", max_time.strip())
+        if match is None:
+            raise ValueError(f"`max_time={max_time!r}`: use 'DD:HH:MM:SS' (e.g. '00:12:00:00' for 12 hours).")
+        days, hours, minutes, seconds = map(int, match.groups())
+        max_time = datetime.timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
+    elif isinstance(max_time, dict):
+        max_time = datetime.timedelta(**max_time)
+    if not isinstance(max_time, datetime.timedelta):
+        raise TypeError(f"`max_time` takes 'DD:HH:MM:SS', a timedelta or a dict; got `{type(max_time).__name__}`.")
+    return max_time.total_seconds()
+
+
+def fast_dev_run_batches(fast_dev_run: int | bool) -> int:
+    """How many batches ``fast_dev_run`` runs (0: off)."""
+    if isinstance(fast_dev_run, bool):
+        return int(fast_dev_run)
+    if not isinstance(fast_dev_run, int) or fast_dev_run < 0:
+        raise ValueError(f"`fast_dev_run={fast_dev_run!r}`: pass True, False or a number of batches >= 0.")
+    return fast_dev_run
+
+
+def check_loop_arguments(accumulate_grad_batches: Any, val_check_interval: Any, num_sanity_val_steps: Any,
+                         log_every_n_steps: Any, gradient_clip_algorithm: Any,
+                         check_val_every_n_epoch: Any) -> None:
+    """Raise on a value Lightning would refuse, naming what to pass instead."""
+    if not isinstance(accumulate_grad_batches, int) or accumulate_grad_batches < 1:
+        raise ValueError(f"`accumulate_grad_batches={accumulate_grad_batches!r}`: pass an integer >= 1.")
+    if isinstance(val_check_interval, float) and not 0.0 < val_check_interval <= 1.0:
+        raise ValueError(f"`val_check_interval={val_check_interval}`: a float is a fraction of an epoch in (0.0, 1.0].")
+    if isinstance(val_check_interval, int) and val_check_interval < 1:
+        raise ValueError(f"`val_check_interval={val_check_interval}`: an integer is a number of batches >= 1.")
+    if not isinstance(num_sanity_val_steps, int) or num_sanity_val_steps < -1:
+        raise ValueError(f"`num_sanity_val_steps={num_sanity_val_steps!r}`: pass a count >= 0, or -1 for all batches.")
+    if not isinstance(log_every_n_steps, int) or log_every_n_steps < 1:
+        raise ValueError(f"`log_every_n_steps={log_every_n_steps!r}`: pass an integer >= 1.")
+    if gradient_clip_algorithm not in (None, "norm", "value"):
+        raise ValueError(f"`gradient_clip_algorithm={gradient_clip_algorithm!r}`: use 'norm' or 'value'.")
+    if check_val_every_n_epoch is not None and (not isinstance(check_val_every_n_epoch, int) or check_val_every_n_epoch < 1):
+        raise ValueError(f"`check_val_every_n_epoch={check_val_every_n_epoch!r}`: pass an integer >= 1, or None.")
+
+
+def apply_determinism(deterministic: bool | str | None, benchmark: bool | None) -> None:
+    """Set torch's deterministic and cuDNN benchmark flags in this process (Lightning's meanings).
+
+    ``deterministic=True`` uses deterministic algorithms (and cuBLAS's workspace setting);
+    ``"warn"`` only warns on a non-deterministic one. ``benchmark=None`` leaves cuDNN as it is,
+    except that it is switched off when ``deterministic`` is on.
+    """
+    if deterministic not in (None, True, False, "warn"):
+        raise ValueError(f"`deterministic={deterministic!r}`: pass True, False, 'warn' or None.")
+    if deterministic:
+        torch.use_deterministic_algorithms(True, warn_only=deterministic == "warn")
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    elif deterministic is False:
+        torch.use_deterministic_algorithms(False)
+    if benchmark is None and deterministic:
+        benchmark = False
+    if benchmark is not None:
+        torch.backends.cudnn.benchmark = benchmark

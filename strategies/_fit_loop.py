@@ -1,0 +1,238 @@
+"""The fit loop: sanity check, epochs, batches, validation checks, schedulers, stopping (Lightning 2.x's order)."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from strategies._data import limit_batches, set_sampler_epoch
+from strategies._evaluation import batches, isolate_rng, run_evaluation
+from strategies._optimization import automatic_step, manual_step
+from strategies._progress import ProgressBar
+
+if TYPE_CHECKING:
+    from strategies.trainer import Trainer
+
+_INF = float("inf")
+
+
+class FitLoop:
+    """Runs ``fit`` in one process after ``on_fit_start``; the Trainer holds the settings and state."""
+
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer = trainer
+        self.train_loader: Any = None
+        self.val_loader: Any = None
+        self.num_batches: int | float = _INF
+        self.val_check_batch: int | float = _INF
+        self.total_batch_idx = 0
+        self.started = time.monotonic()
+        self.progress = ProgressBar(trainer.enable_progress_bar and trainer.is_global_zero)
+
+    def run(self) -> None:
+        """Sanity check, then ``on_train_start``, the epochs, ``on_train_end``."""
+        trainer = self.trainer
+        with isolate_rng():
+            self._sanity_check()
+        self._setup_train_data()
+        if self._validation_enabled() and self.val_loader is None:
+            self.val_loader = trainer._request_loader("val")
+        if self._done():
+            return
+        trainer._call_callbacks("on_train_start")
+        trainer._call_module("on_train_start")
+        while not self._done():
+            self._epoch()
+        self.progress.close()
+        trainer._call_callbacks("on_train_end")
+        trainer._call_module("on_train_end")
+
+    # -- setup ------------------------------------------------------------------------------
+
+    def _validation_enabled(self) -> bool:
+        trainer = self.trainer
+        return trainer._has_validation_step() and trainer.limits["val"] != 0
+
+    def _sanity_check(self) -> None:
+        trainer = self.trainer
+        if not self._validation_enabled() or trainer.num_sanity_val_steps == 0 or trainer.state.global_step > 0:
+            return
+        trainer.sanity_checking = True
+        trainer._call_callbacks("on_sanity_check_start")
+        self.val_loader = trainer._request_loader("val")
+        if self.val_loader is not None:
+            limit = min(trainer.num_sanity_val_steps, self._val_limit())
+            run_evaluation(trainer, "val", self.val_loader, limit, metrics_kind="sanity")
+        trainer._call_callbacks("on_sanity_check_end")
+        trainer.sanity_checking = False
+
+    def _setup_train_data(self) -> None:
+        trainer = self.trainer
+        self.train_loader = trainer._request_loader("train")
+        if self.train_loader is None:
+            raise ValueError(
+                "No training data: pass `train_dataloaders` to `fit`, a DataModule with `train_dataloader`, "
+                "or define `train_dataloader` on the module."
+            )
+        self.num_batches = _limit(self.train_loader, trainer.limits["train"])
+        trainer.num_training_batches = self.num_batches
+        interval = trainer.val_check_interval
+        if isinstance(interval, int):
+            if interval > self.num_batches and trainer.check_val_every_n_epoch is not None and self._validation_enabled():
+                raise ValueError(
+                    f"`val_check_interval={interval}` is more than the {self.num_batches} training batches of an "
+                    "epoch. Use a smaller value, or `check_val_every_n_epoch=None` to count batches over epochs."
+                )
+            self.val_check_batch = interval
+        elif self.num_batches == _INF:
+            if interval != 1.0:
+                raise ValueError("A training loader without a length needs `val_check_interval` as 1.0 or an int.")
+        else:
+            self.val_check_batch = max(1, int(self.num_batches * interval))
+
+    def _val_limit(self) -> int | float:
+        return _limit(self.val_loader, self.trainer.limits["val"])
+
+    # -- stopping ------------------------------------------------------------------------------
+
+    def _can_stop_early(self) -> bool:
+        trainer, state = self.trainer, self.trainer.state
+        return state.epoch >= (trainer.min_epochs or 0) and state.global_step >= (trainer.min_steps or 0)
+
+    def _max_steps_reached(self) -> bool:
+        return 0 <= self.trainer.max_steps <= self.trainer.state.global_step
+
+    def _done(self) -> bool:
+        trainer, state = self.trainer, self.trainer.state
+        if self.num_batches == 0 or self._max_steps_reached():
+            return True
+        if trainer.max_epochs != -1 and state.epoch >= trainer.max_epochs:
+            return True
+        return state.should_stop and self._can_stop_early()
+
+    def _check_max_time(self) -> None:
+        trainer = self.trainer
+        if trainer.max_time is not None:
+            out_of_time = time.monotonic() - self.started >= trainer.max_time
+            if trainer.strategy.broadcast(out_of_time):
+                trainer.state.should_stop = True
+
+    # -- one epoch ------------------------------------------------------------------------------
+
+    def _epoch(self) -> None:
+        trainer, state = self.trainer, self.trainer.state
+        set_sampler_epoch(self.train_loader, state.epoch)
+        trainer._metrics_reset("train")
+        trainer._call_callbacks("on_train_epoch_start")
+        trainer._call_module("on_train_epoch_start")
+        skip, finished = state.step_in_epoch, False
+        for batch_idx, batch, is_last in batches(self.train_loader, self.num_batches):
+            if batch_idx < skip:
+                finished = is_last
+                continue
+            if self._max_steps_reached() or (state.should_stop and self._can_stop_early()):
+                break
+            if self._batch(batch, batch_idx, is_last):
+                break
+            finished = is_last
+        self._epoch_end(finished)
+
+    def _epoch_end(self, finished: bool) -> None:
+        trainer, state = self.trainer, self.trainer.state
+        # A checkpoint saved from here on resumes at the next epoch when this one ran all its batches.
+        state.epoch_done = finished
+        trainer._call_callbacks("on_train_epoch_end", monitoring=False)
+        trainer._call_module("on_train_epoch_end")
+        trainer._metrics_epoch_end("train")
+        trainer._call_callbacks("on_train_epoch_end", monitoring=True)
+        if finished:
+            self._step_schedulers("epoch", plateau=True)
+        self._check_max_time()
+        state.epoch_done = False
+        state.epoch += 1
+        state.step_in_epoch = 0
+
+    # -- one batch --------------------------------------------------------------------------------
+
+    def _batch(self, batch: Any, batch_idx: int, is_last: bool) -> bool:
+        """One training batch; True ends the epoch (``on_train_batch_start`` returned -1)."""
+        trainer, state = self.trainer, self.trainer.state
+        batch = trainer._transfer_batch(batch)
+        trainer._call_callbacks("on_train_batch_start", batch, batch_idx)
+        if trainer._call_module("on_train_batch_start", batch, batch_idx) == -1:
+            return True
+        accumulating = (batch_idx + 1) % trainer.accumulate_grad_batches != 0 and not is_last
+        if trainer.strategy.module.automatic_optimization:
+            output = automatic_step(trainer, batch, batch_idx, accumulating)
+        else:
+            output = manual_step(trainer, batch, batch_idx)
+        if not accumulating:
+            self._step_schedulers("step", plateau=False, batch_idx=batch_idx)
+        if is_last:
+            self._step_schedulers("epoch", plateau=False)
+        # Counted before the batch-end hooks, so a checkpoint saved there resumes after this batch.
+        state.step_in_epoch = batch_idx + 1
+        trainer._call_callbacks("on_train_batch_end", output, batch, batch_idx)
+        trainer._call_module("on_train_batch_end", output, batch, batch_idx)
+        trainer._metrics_batch_end("train")
+        if self.progress.enabled:
+            total = None if self.num_batches == _INF else int(self.num_batches)
+            self.progress.update("train", state.epoch, batch_idx + 1, total, trainer.progress_bar_metrics)
+        self._check_max_time()
+        if self._should_validate(batch_idx, is_last):
+            if not accumulating:
+                trainer._call_module("on_validation_model_zero_grad")
+            run_evaluation(trainer, "val", self.val_loader, self._val_limit())
+        if not accumulating:
+            self._step_schedulers("step", plateau=True, batch_idx=batch_idx)
+        self.total_batch_idx += 1
+        return False
+
+    def _should_validate(self, batch_idx: int, is_last: bool) -> bool:
+        trainer = self.trainer
+        every = trainer.check_val_every_n_epoch
+        if self.val_loader is None or not self._validation_enabled():
+            return False
+        if every is not None and (trainer.state.epoch + 1) % every != 0:
+            return False
+        if is_last and self.val_check_batch == _INF:
+            return True
+        if trainer.state.should_stop and self._can_stop_early():
+            return True
+        if self.val_check_batch == _INF:
+            return False
+        current = self.total_batch_idx if every is None else batch_idx
+        return (current + 1) % self.val_check_batch == 0
+
+    def _step_schedulers(self, interval: str, plateau: bool, batch_idx: int = 0) -> None:
+        trainer = self.trainer
+        if not trainer.strategy.module.automatic_optimization:
+            return
+        for config in trainer.strategy.lr_scheduler_configs:
+            if config["interval"] != interval or config["reduce_on_plateau"] != plateau:
+                continue
+            index = (batch_idx if interval == "step" else trainer.state.epoch) + 1
+            if index % config["frequency"]:
+                continue
+            metric = None
+            if plateau:
+                metric = trainer.callback_metrics.get(config["monitor"])
+                if metric is None:
+                    message = (f"`ReduceLROnPlateau` watches `{config['monitor']}`, which was not logged; logged: "
+                               f"{sorted(trainer.callback_metrics)}. Log it with `self.log`, or set 'strict': False.")
+                    if config["strict"]:
+                        raise RuntimeError(message)
+                    warnings.warn(message, RuntimeWarning, stacklevel=2)
+                    continue
+            trainer._call_module("lr_scheduler_step", config["scheduler"], metric)
+
+
+def _limit(loader: Any, limit: int | float | None) -> int | float:
+    """The number of batches to run: the limit, capped by the loader's length (inf without one)."""
+    try:
+        length: int | float = len(loader)
+    except TypeError:
+        length = _INF
+    count = limit_batches(loader, limit) if limit is not None and not (length == _INF and isinstance(limit, float)) else None
+    return length if count is None else min(count, length)

@@ -1,0 +1,154 @@
+"""One training batch: the optimizer-step closure (automatic) or the user's own steps (manual)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Generator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+if TYPE_CHECKING:
+    from strategies.strategy import Strategy
+    from strategies.trainer import Trainer
+
+
+class OptimizerProxy:
+    """The optimizer a module sees (``self.optimizers()``, ``optimizer_step``), as Lightning's ``LightningOptimizer``.
+
+    ``step(closure)`` runs the closure (``training_step``, zero-grad, ``backward``), then
+    ``on_before_optimizer_step``, gradient clipping (automatic optimization), then the strategy's
+    optimizer step (grad scaler, DeepSpeed engine). The closure runs once: optimizers that
+    re-evaluate it (LBFGS) are not supported. Everything else is the wrapped optimizer's.
+    """
+
+    def __init__(self, optimizer: torch.optim.Optimizer, trainer: Trainer) -> None:
+        self._optimizer = optimizer
+        self._trainer = trainer
+
+    @property
+    def optimizer(self) -> torch.optim.Optimizer:
+        """The wrapped torch optimizer."""
+        return self._optimizer
+
+    def step(self, closure: Callable[[], Any] | None = None, **kwargs: Any) -> Any:
+        """Closure, ``on_before_optimizer_step`` hooks, clipping, then the optimizer step."""
+        trainer = self._trainer
+        loss = closure() if closure is not None else None
+        trainer._call_callbacks("on_before_optimizer_step", self._optimizer)
+        trainer._call_module("on_before_optimizer_step", self._optimizer)
+        module = trainer.strategy.module
+        if module.automatic_optimization:
+            trainer._call_module("configure_gradient_clipping", self._optimizer,
+                                 gradient_clip_val=trainer.gradient_clip_val,
+                                 gradient_clip_algorithm=trainer.gradient_clip_algorithm)
+        else:
+            trainer.state.global_step += 1
+        if closure is not None and loss is None:
+            return None  # training_step returned None: no gradients, no step (as with Lightning's AMP)
+        trainer.strategy.optimizer_step(self._optimizer)
+        return loss
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Zero (drop) the gradients."""
+        self._optimizer.zero_grad(set_to_none=set_to_none)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._optimizer, name)
+
+
+def clip_gradients(strategy: Strategy, optimizer: torch.optim.Optimizer, value: float | None, algorithm: str) -> None:
+    """Clip by norm (through the strategy: sharded norms, grad scaler) or by value; nothing for None/0."""
+    if value is None or value <= 0:
+        return
+    if algorithm == "norm":
+        strategy.clip_gradients(optimizer, value)
+    elif algorithm == "value":
+        strategy.precision.unscale_gradients(optimizer)
+        params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+        torch.nn.utils.clip_grad_value_(params, value)
+    else:
+        raise ValueError(f"`gradient_clip_algorithm={algorithm!r}`: use 'norm' or 'value'.")
+
+
+def backward(trainer: Trainer, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
+    """``on_before_backward`` hooks, ``module.backward``, ``on_after_backward`` hooks (Lightning's order)."""
+    trainer._call_callbacks("on_before_backward", loss)
+    trainer._call_module("on_before_backward", loss)
+    trainer._call_module("backward", loss, *args, **kwargs)
+    trainer._call_callbacks("on_after_backward")
+    trainer._call_module("on_after_backward")
+
+
+def _split_output(output: Any) -> tuple[torch.Tensor | None, dict[str, Any]]:
+    if isinstance(output, Mapping):
+        if output.get("loss") is None:
+            raise ValueError("`training_step` returned a dict without a 'loss': add it, or return the loss tensor.")
+        return output["loss"], {k: v for k, v in output.items() if k != "loss"}
+    if output is None or isinstance(output, torch.Tensor):
+        return output, {}
+    raise TypeError(f"`training_step` returned a `{type(output).__name__}`: return a tensor, a dict with 'loss', or None.")
+
+
+def automatic_step(trainer: Trainer, batch: Any, batch_idx: int, accumulating: bool) -> dict[str, Any]:
+    """``optimizer_step`` with a closure running ``training_step``, zero-grad and ``backward``.
+
+    While gradients accumulate the closure runs alone, under ``no_sync`` (DDP/FSDP skip the
+    gradient all-reduce until the stepping batch). Returns what ``on_train_batch_end`` gets:
+    ``{"loss": <loss / accumulate_grad_batches>, **extra}``, or ``{}`` for a skipped step.
+    """
+    optimizer = trainer.strategy.optimizers[0]
+    result: dict[str, Any] = {}
+    first_of_window = batch_idx % trainer.accumulate_grad_batches == 0
+
+    def closure() -> torch.Tensor | None:
+        loss, extra = _split_output(trainer._call_step("training_step", batch, batch_idx))
+        if loss is None and trainer.world_size > 1:
+            raise RuntimeError(
+                "`training_step` returned None on a multi-process run: every rank must step together. "
+                "Return a loss on every rank (e.g. `loss * 0` for a batch to skip)."
+            )
+        if loss is not None:
+            loss = loss / trainer.accumulate_grad_batches
+            result.update(loss=loss.detach().clone(), **extra)
+        if first_of_window:
+            trainer._call_callbacks("on_before_zero_grad", optimizer)
+            trainer._call_module("on_before_zero_grad", optimizer)
+            trainer._call_module("optimizer_zero_grad", trainer.current_epoch, batch_idx, optimizer)
+        if loss is not None:
+            backward(trainer, loss)
+        return loss
+
+    if accumulating:
+        with no_sync(trainer.strategy):
+            closure()
+    else:
+        trainer._call_module("optimizer_step", trainer.current_epoch, batch_idx, trainer._optimizer_proxies[0], closure)
+        trainer.state.global_step += 1
+    return result
+
+
+def manual_step(trainer: Trainer, batch: Any, batch_idx: int) -> dict[str, Any]:
+    """``training_step`` steps its own optimizers; returns its output as a dict (a tensor is the "loss")."""
+    output = trainer._call_step("training_step", batch, batch_idx)
+    if isinstance(output, Mapping):
+        return dict(output)
+    return {"loss": output.detach()} if isinstance(output, torch.Tensor) else {}
+
+
+@contextlib.contextmanager
+def no_sync(strategy: Strategy) -> Generator[None, None, None]:
+    """Skip the gradient all-reduce of DDP (``no_sync``) or FSDP2 (``set_requires_gradient_sync``)."""
+    model = strategy.model
+    if isinstance(model, DistributedDataParallel):
+        with model.no_sync():
+            yield
+    elif hasattr(model, "set_requires_gradient_sync"):
+        model.set_requires_gradient_sync(False)
+        try:
+            yield
+        finally:
+            model.set_requires_gradient_sync(True)
+    else:
+        yield
