@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["EPOCH_END", "OUTPUTS", "TRAINER_HOOKS", "call_init_hook", "dispatch_after", "dispatch_before",
-           "epoch_outputs"]
+           "epoch_outputs", "has_after"]
 
 _BOTH, _MODULE = "callbacks and module", "module"
 
@@ -102,6 +102,11 @@ def dispatch_after(trainer: Any, module: Any, hook: str) -> None:
         _dispatch(trainer, module, olds)
     if hook in _FREED_AFTER and module is not None:
         module.__dict__.get(OUTPUTS, {}).pop(_FREED_AFTER[hook], None)
+
+
+def has_after(hook: str) -> bool:
+    """Whether old hooks (or freeing the kept outputs) follow the module's ``hook``."""
+    return (hook, "after") in _EVENTS or hook in _FREED_AFTER
 
 
 def epoch_outputs(module: Any, step: str) -> list[Any]:

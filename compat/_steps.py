@@ -46,8 +46,8 @@ _WHEN = {
     "on_val_dataloader": ("val_dataloader", "before `val_dataloader`"),
     "on_test_dataloader": ("test_dataloader", "before `test_dataloader`"),
     "on_predict_dataloader": ("predict_dataloader", "before `predict_dataloader`"),
-    "on_init_start": ("__init__", "at the start of `compat.Trainer(...)`"),
-    "on_init_end": ("__init__", "at the end of `compat.Trainer(...)`"),
+    "on_init_start": (None, "at the start of `compat.Trainer(...)`"),
+    "on_init_end": (None, "at the end of `compat.Trainer(...)`"),
     "on_keyboard_interrupt": ("on_exception", "when a run is interrupted (the run then ends, as in 1.x)"),
 }
 _MODULE_ONLY = {"training_epoch_end", "validation_epoch_end", "test_epoch_end", "training_step_end",

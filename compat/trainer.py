@@ -32,7 +32,7 @@ from compat._arguments import (
     translate,
 )
 from compat._bridge import ShimMeta, check_unsupported, warn_class_use
-from compat._hooks import call_init_hook, dispatch_after, dispatch_before
+from compat._hooks import call_init_hook, dispatch_after, dispatch_before, has_after
 from compat._strategies import CompatRegistry
 from compat._warnings import _lookup, deprecation_message, warn_deprecated
 
@@ -151,21 +151,45 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
 
     # -- the 1.x hooks, around the new calls (compat/_hooks.py) -------------------------------
 
-    def _call_callbacks(self, hook: str, *args: Any) -> None:
-        dispatch_before(self, self.strategy.module, hook)
-        super()._call_callbacks(hook, *args)
+    # The old hooks that follow a module hook wait for the next call: a second pass of callbacks
+    # (the monitoring ones, after the module's ``on_train_epoch_end``) still belongs to that hook.
+    _compat_pending: str | None = None
+    _compat_holding = 0
 
-    def _call(self, owner: str, obj: Any, hook: str, *args: Any) -> Any:
+    def _compat_flush(self) -> None:
+        hook, self._compat_pending = self._compat_pending, None
+        if hook is not None:
+            dispatch_after(self, self.strategy.module, hook)
+
+    def _call_callbacks(self, hook: str, *args: Any, **kwargs: Any) -> None:
+        late = kwargs.get("monitoring") is True and self._compat_pending == hook
+        if not late:
+            self._compat_flush()
+            if kwargs.get("monitoring") is not True:
+                dispatch_before(self, self.strategy.module, hook)
+        self._compat_holding += late
+        try:
+            super()._call_callbacks(hook, *args, **kwargs)
+        finally:
+            self._compat_holding -= late
+        if late:
+            self._compat_flush()
+
+    def _call(self, owner: str, obj: Any, hook: str, *args: Any, **kwargs: Any) -> Any:
+        if not self._compat_holding:
+            self._compat_flush()
         if owner in ("module", "datamodule") and hook.endswith("_dataloader"):  # no callback call precedes these
             dispatch_before(self, self.strategy.module, hook)
-        result = super()._call(owner, obj, hook, *args)
-        if owner == "module":
-            dispatch_after(self, obj, hook)
+        result = super()._call(owner, obj, hook, *args, **kwargs)
+        if owner == "module" and obj is self.strategy.module and has_after(hook):
+            self._compat_pending = hook
         return result
 
     def _run(self, stage: str, model: Any, *args: Any) -> Any:
         try:
-            return super()._run(stage, model, *args)
+            result = super()._run(stage, model, *args)
+            self._compat_flush()
+            return result
         except KeyboardInterrupt:
             # Lightning 1.x: callbacks' on_keyboard_interrupt, then the run ends without raising.
             for callback in self.callbacks:

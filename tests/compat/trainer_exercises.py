@@ -15,7 +15,7 @@ import torch
 
 import compat
 import strategies
-from compat._arguments import TrainerArgumentsError, accepted_arguments
+from compat._arguments import TrainerArgumentsError, accepted_arguments, translate
 from compat.renames import Rename
 
 Check = Callable[[list, Rename, str], Any]
@@ -56,13 +56,13 @@ def tpu_cores(entry: Rename, check: Check, fit: Callable) -> None:
 
 
 def checkpoint_callback(entry: Rename, check: Check, fit: Callable) -> None:
-    trainer = _build(entry, check, checkpoint_callback=False)
-    if _takes("enable_checkpointing"):
-        assert trainer.checkpoint_callback is None
-        trainer = _quiet(lambda: compat.Trainer(accelerator="cpu", devices=1, checkpoint_callback=True))
-        assert trainer.checkpoint_callback is not None
-    else:  # strategies writes no checkpoints of its own: True cannot run
-        assert "enable_checkpointing=True" in str(_refused(entry, checkpoint_callback=True))
+    _build(entry, check, checkpoint_callback=False)
+    for value in (False, True):
+        out = translate({"checkpoint_callback": value}, accepted_arguments(strategies.Trainer))
+        if _takes("enable_checkpointing"):
+            assert out.kwargs == {"enable_checkpointing": value} and not out.problems
+        elif value:  # strategies writes no checkpoints of its own: True cannot run
+            assert "enable_checkpointing=True" in str(_refused(entry, checkpoint_callback=True))
 
 
 def replace_sampler_ddp(entry: Rename, check: Check, fit: Callable) -> None:

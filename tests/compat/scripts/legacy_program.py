@@ -2,7 +2,8 @@
 
 Every 1.x hook it overrides appends ``(who, hook, detail)`` to ``module.events`` (the module's
 and the callback's), so a test can check each old hook was called at its 1.x step with 1.x
-arguments. Run as a script it fits on 2 CPU processes with DDP and writes rank 0's events.
+arguments. Run as a script it fits on 2 CPU processes with DDP and writes each rank's events
+(``<out>.rank<N>``).
 """
 
 from __future__ import annotations
@@ -155,9 +156,8 @@ def main(out: str) -> None:
     trainer = pl.Trainer(accelerator="ddp_cpu", num_processes=2, max_epochs=1, checkpoint_callback=False,
                          progress_bar_refresh_rate=0, weights_summary=None, callbacks=[LegacyCallback(model)])
     trainer.fit(model)
-    if trainer.global_rank == 0:
-        with open(out, "w") as f:
-            json.dump([[who, hook, repr(detail)] for who, hook, detail in model.events], f)
+    with open(f"{out}.rank{trainer.global_rank}", "w") as f:
+        json.dump([[who, hook, repr(detail)] for who, hook, detail in model.events], f)
     trainer.strategy.close()
 
 
