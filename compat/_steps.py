@@ -8,6 +8,8 @@
   ``compat.Trainer`` passes the list and empties it at the epoch's end (``compat/_hooks.py``).
 * Old signatures: ``on_train_batch_start/end(..., dataloader_idx)`` get ``0``;
   ``on_train_epoch_end(outputs)`` (1.2-1.4) gets the epoch's training outputs.
+* ``Callback.on_save_checkpoint`` returning a dict (1.x: the callback's state) stores it as the
+  callback's state; ``on_load_checkpoint(trainer, pl_module, callback_state)`` gets it back.
 * Old hooks with no place in the new loop are a ``TypeError`` when the class is defined.
 """
 
@@ -15,15 +17,18 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from compat._bridge import Hook, is_internal_class
+from compat._warnings import deprecation_message, user_frame, warn_deprecated
 from compat._hooks import EPOCH_END, OUTPUTS, TRAINER_HOOKS, epoch_outputs
 
 __all__ = ["adapt_callback", "adapt_module", "callback_hooks", "check_trainer", "module_hooks",
            "refuse_unbridgeable"]
 
+_CALLBACK = "pytorch_lightning.Callback"
 _STEP_END = {"training_step": "training_step_end", "validation_step": "validation_step_end",
              "test_step": "test_step_end"}
 
@@ -81,8 +86,6 @@ _REFUSED_PARAMS = {
     "batch_idx, optimizer)`: drop `optimizer_idx`",
     ("module", "backward", "optimizer_idx"): "the 2.x signature is `backward(loss, *args, **kwargs)`: drop "
                                              "`optimizer` and `optimizer_idx`",
-    ("callback", "on_load_checkpoint", "callback_state"): "1.x passed this callback's state: move the body to "
-    "`load_state_dict(state_dict)` and return the state from `state_dict()` instead of `on_save_checkpoint`",
 }
 # (hook, positional parameters 2.x passes after self, excluding trainer/module for callbacks) -> the
 # 1.x parameter after them and how to fill it.
@@ -198,9 +201,52 @@ def adapt_module(cls: type) -> None:
 
 
 def adapt_callback(cls: type) -> None:
-    """Adapt old callback hook signatures (``dataloader_idx``, ``on_train_epoch_end(outputs)``)."""
-    if not is_internal_class(cls):
-        _adapt_signatures(cls, skip=2)
+    """Adapt old callback hook signatures (``dataloader_idx``, ``on_train_epoch_end(outputs)``, checkpoints)."""
+    if is_internal_class(cls):
+        return
+    _adapt_signatures(cls, skip=2)
+    save = vars(cls).get("on_save_checkpoint")
+    if save is not None and not getattr(save, "_compat_adapted", False):
+        setattr(cls, "on_save_checkpoint", _save_adapter(save))
+    load = vars(cls).get("on_load_checkpoint")
+    if load is not None and "callback_state" in _positional(load) and not getattr(load, "_compat_adapted", False):
+        warn_deprecated(
+            deprecation_message(_CALLBACK, "load_state_dict", member="on_load_checkpoint",
+                                old_display=f"{cls.__name__}.on_load_checkpoint(trainer, pl_module, callback_state)",
+                                detail="1.x passed this callback's state; it still gets it"),
+            once_key=("hook", cls, "on_load_checkpoint"), frame=user_frame(sys._getframe(2)),
+        )
+        setattr(cls, "on_load_checkpoint", _load_adapter(load))
+
+
+def _save_adapter(func: Callable[..., Any]) -> Callable[..., Any]:
+    """1.x: the dict ``on_save_checkpoint`` returns is the callback's state in the checkpoint."""
+
+    @functools.wraps(func)
+    def adapted(self: Any, trainer: Any, module: Any, checkpoint: dict[str, Any]) -> None:
+        state = func(self, trainer, module, checkpoint)
+        if state is not None:
+            warn_deprecated(
+                deprecation_message(_CALLBACK, "state_dict", member="on_save_checkpoint",
+                                    old_display=f"{type(self).__name__}.on_save_checkpoint returning the state",
+                                    detail="the returned dict is still saved as the callback's state"),
+                once_key=("hook", type(self), "on_save_checkpoint"),
+            )
+            checkpoint.setdefault("callbacks", {})[self.state_key] = state
+
+    adapted._compat_adapted = True  # type: ignore[attr-defined]
+    return adapted
+
+
+def _load_adapter(func: Callable[..., Any]) -> Callable[..., Any]:
+    """1.x: ``on_load_checkpoint`` got this callback's state, not the whole checkpoint."""
+
+    @functools.wraps(func)
+    def adapted(self: Any, trainer: Any, module: Any, checkpoint: dict[str, Any]) -> None:
+        func(self, trainer, module, checkpoint.get("callbacks", {}).get(self.state_key, {}))
+
+    adapted._compat_adapted = True  # type: ignore[attr-defined]
+    return adapted
 
 
 def _adapt_signatures(cls: type, skip: int) -> None:

@@ -536,8 +536,8 @@ RENAMES: tuple[Rename, ...] = (
             "pytorch_lightning.trainer.trainer.Trainer",
         ),
         hint=(
-            "check the arguments: an option strategies.Trainer does not take (loggers, ...) is a "
-            "TypeError at construction (docs/strategies.md lists them)"
+            "compat.Trainer translates the old arguments and refuses, in one error at construction, "
+            "every one strategies.Trainer cannot run (docs/compat.md lists them)"
         ),
     ),
     Rename(

@@ -174,10 +174,30 @@ def test_hooks_that_cannot_run_are_refused_together_when_the_class_is_defined():
     text = str(err.value)
     assert "`Module.training_step` takes `optimizer_idx`" in text and "automatic_optimization = False" in text
     assert "`Module.tbptt_split_batch`" in text
-    with pytest.raises(TypeError, match="load_state_dict"):
-        class Callback(compat.Callback):  # noqa: F841
-            def on_load_checkpoint(self, trainer, pl_module, callback_state):
-                pass
+
+
+def test_a_callbacks_1x_checkpoint_state_is_saved_and_given_back(tmp_path):
+    loaded = []
+
+    class Counter(compat.Callback):
+        def on_save_checkpoint(self, trainer, pl_module, checkpoint):
+            return {"seen": trainer.state.global_step}  # 1.x: the returned dict is the state
+
+        def on_load_checkpoint(self, trainer, pl_module, callback_state):
+            loaded.append(callback_state)
+
+    def run(**kwargs):
+        model = quiet(lp.LegacyModel)
+        trainer = quiet(lambda: compat.Trainer(accelerator="cpu", devices=1, max_epochs=1, enable_progress_bar=False,
+                                               limit_train_batches=1, callbacks=[quiet(Counter)], **kwargs))
+        trainer.fit(model)
+        return trainer
+
+    first = run()
+    with pytest.warns(CompatDeprecationWarning, match="on_save_checkpoint returning the state"):
+        first.save_checkpoint(tmp_path / "a.ckpt")
+    run(resume_from_checkpoint=str(tmp_path / "a.ckpt"))
+    assert loaded == [{"seen": 1}]
 
 
 def test_a_module_with_old_hooks_is_refused_by_another_trainer():
