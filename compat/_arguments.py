@@ -3,8 +3,8 @@
 Each keyword ``name=value`` given to ``compat.Trainer`` is, in this order:
 
 1. an old *value* (an ``ARGUMENT_VALUE`` entry for ``name`` and ``str(value)``:
-   ``accelerator="ddp"``, ``precision=16``): the entry's target keywords, when the entry is
-   automatic; otherwise refused with the entry's hint;
+   ``accelerator="ddp"``): the entry's target keywords, when the entry is automatic (no person
+   needs to decide); otherwise refused with the entry's hint;
 2. an old *argument* (an ``ARGUMENT`` entry for ``name``: ``gpus=2``): a handler below when the
    meaning is not keyword arguments (``plugins``, ``resume_from_checkpoint``), else the
    entry's target (a renamed keyword, or ``key=value, ...`` with the old value for ``...``);
@@ -201,8 +201,8 @@ def _check_accepted(out: Translation, accepted: set[str]) -> None:
 
 def accepted_arguments(cls: type) -> set[str]:
     """The keyword arguments ``cls.__init__`` takes."""
-    params = inspect.signature(cls.__init__).parameters
-    return {n for n, p in params.items() if n != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    params = inspect.signature(cls).parameters
+    return {n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 
 
 # -- handlers: old arguments whose meaning is not keyword arguments ------------------------------------
@@ -249,7 +249,7 @@ def _plugin_strategy(out: Translation, plugin: Any, explicit: frozenset[str]) ->
     if isinstance(current, str) and "strategy" not in explicit:
         try:  # the registry only builds; an instance tells the class the name stands for
             named = type(strategies.Trainer.registry.create(current))
-        except Exception:  # an unknown name: strategies.Trainer reports it if the plugin does not replace it
+        except (ValueError, ImportError, RuntimeError):  # strategies.Trainer reports a bad name itself
             named = type(plugin)
         if not isinstance(plugin, named):
             out.problems.append(

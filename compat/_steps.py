@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 from compat._bridge import Hook, is_internal_class
-from compat._warnings import deprecation_message, user_frame, warn_deprecated
 from compat._hooks import EPOCH_END, OUTPUTS, TRAINER_HOOKS, epoch_outputs
+from compat._warnings import deprecation_message, user_frame, warn_deprecated
 
 __all__ = ["adapt_callback", "adapt_module", "callback_hooks", "check_trainer", "module_hooks",
            "refuse_unbridgeable"]
@@ -207,7 +207,7 @@ def adapt_callback(cls: type) -> None:
     _adapt_signatures(cls, skip=2)
     save = vars(cls).get("on_save_checkpoint")
     if save is not None and not getattr(save, "_compat_adapted", False):
-        setattr(cls, "on_save_checkpoint", _save_adapter(save))
+        cls.on_save_checkpoint = _save_adapter(save)  # type: ignore[attr-defined]
     load = vars(cls).get("on_load_checkpoint")
     if load is not None and "callback_state" in _positional(load) and not getattr(load, "_compat_adapted", False):
         warn_deprecated(
@@ -216,7 +216,7 @@ def adapt_callback(cls: type) -> None:
                                 detail="1.x passed this callback's state; it still gets it"),
             once_key=("hook", cls, "on_load_checkpoint"), frame=user_frame(sys._getframe(2)),
         )
-        setattr(cls, "on_load_checkpoint", _load_adapter(load))
+        cls.on_load_checkpoint = _load_adapter(load)  # type: ignore[attr-defined]
 
 
 def _save_adapter(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -270,10 +270,24 @@ def _adapter(func: Callable[..., Any], param: str, skip: int) -> Callable[..., A
 
 
 def check_trainer(module: Any, trainer: Any) -> None:
-    """A module with 1.x hooks must run under ``compat.Trainer``: another Trainer would skip them."""
-    if trainer is None or getattr(type(trainer), "_compat_old", None) is not None:
+    """A module with 1.x hooks must run under ``compat.Trainer``: another Trainer would skip them.
+
+    Under ``dp`` 1.x ran ``*_step_end`` once on the outputs gathered from every GPU; the step
+    wrapper would run it on each replica's output instead, so that is refused.
+    """
+    if trainer is None:
         return
+    module.__dict__.setdefault(OUTPUTS, {})  # before any replication: replicas share it
     cls = type(module)
+    ends = [end for end in _STEP_END.values() if _user_function(cls, end) is not None]
+    if ends and type(trainer.strategy).__name__ in ("DataParallelStrategy", "DataParallelPlugin"):
+        raise TypeError(
+            f"`{cls.__name__}` overrides {', '.join(f'`{e}`' for e in ends)}: with `strategy='dp'` Lightning 1.x ran "
+            "it on the outputs gathered from all GPUs, which this Trainer cannot do. Use `strategy='ddp'` (where "
+            "it runs on each process's step output, as in 1.x), or reduce the outputs in the step."
+        )
+    if getattr(type(trainer), "_compat_old", None) is not None:
+        return
     olds = [name for name in (*TRAINER_HOOKS, *_STEP_END.values()) if _user_function(cls, name) is not None]
     if olds:
         raise TypeError(

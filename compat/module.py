@@ -19,10 +19,6 @@ from typing import Any
 
 from typing_extensions import deprecated
 
-from strategies.callbacks import Callback as _NewCallback
-from strategies.module import DataModule as _DataModule
-from strategies.module import TrainModule as _TrainModule
-
 from compat import _steps
 from compat._bridge import (
     Hook,
@@ -34,8 +30,11 @@ from compat._bridge import (
     mark_bridge,
     user_override,
 )
+from strategies.callbacks import Callback as _NewCallback
+from strategies.module import DataModule as _DataModule
+from strategies.module import TrainModule as _TrainModule
 
-__all__ = ["LightningModule", "LightningDataModule", "Callback"]
+__all__ = ["Callback", "LightningDataModule", "LightningModule"]
 
 _MODULE = "pytorch_lightning.LightningModule"
 _CALLBACK = "pytorch_lightning.Callback"

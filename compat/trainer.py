@@ -18,10 +18,6 @@ from typing import Any
 from typing_extensions import deprecated
 
 import strategies
-from strategies.ddp import DDPStrategy as _DDPStrategy
-from strategies.single_device import SingleDeviceStrategy as _SingleDeviceStrategy
-from strategies.strategy import Strategy as _Strategy
-
 from compat import _warnings
 from compat._arguments import (
     TRAINER,
@@ -35,6 +31,9 @@ from compat._bridge import ShimMeta, check_unsupported, warn_class_use
 from compat._hooks import call_init_hook, dispatch_after, dispatch_before, has_after
 from compat._strategies import CompatRegistry
 from compat._warnings import _lookup, deprecation_message, warn_deprecated
+from strategies.ddp import DDPStrategy as _DDPStrategy
+from strategies.single_device import SingleDeviceStrategy as _SingleDeviceStrategy
+from strategies.strategy import Strategy as _Strategy
 
 __all__ = ["Trainer"]
 
@@ -89,7 +88,8 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
             ``distributed_backend``, ``accelerator=<strategy name>``, ``plugins=[<training-type
             plugin>]``, ``checkpoint_callback``, ``resume_from_checkpoint``,
             ``progress_bar_refresh_rate``, ``weights_summary``, ``replace_sampler_ddp``,
-            ``amp_backend``, ``amp_level``, ``flush_logs_every_n_steps``, ``precision=16``.
+            ``amp_backend``, ``amp_level``, ``flush_logs_every_n_steps`` (``precision=16`` is
+            read by ``strategies.Trainer`` itself, as Lightning 2.x reads it).
 
     Raises:
         TrainerArgumentsError: (a ``TypeError`` and a ``ValueError``) listing every argument
@@ -127,7 +127,7 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
                     f"An old `Accelerator` container cannot drive `{type(self.strategy).__name__}`: pass an old "
                     "training-type plugin as `Accelerator(training_type_plugin=...)`, or drop the container."
                 )
-            self.strategy._compat_container = out.container
+            self.strategy._compat_container = out.container  # type: ignore[attr-defined]
         call_init_hook(self.callbacks, "on_init_end", self)
 
     def fit(self, model: Any, train_dataloaders: Any = None, val_dataloaders: Any = None, datamodule: Any = None,

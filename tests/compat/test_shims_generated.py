@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import torch
+import trainer_exercises
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -28,7 +29,7 @@ import strategies
 from compat import renames
 from compat._warnings import CompatDeprecationWarning
 from compat.renames import RENAMES, Kind, Rename
-import trainer_exercises
+
 
 @contextmanager
 def recorded():

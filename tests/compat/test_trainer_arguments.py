@@ -18,7 +18,7 @@ from compat._warnings import CompatDeprecationWarning
 from compat.renames import RENAMES, Kind
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
-import legacy_program as lp  # noqa: E402
+import legacy_program as lp
 
 ACCEPTED = accepted_arguments(strategies.Trainer)
 
@@ -96,7 +96,7 @@ def test_gpus_zero_is_cpu_even_when_cuda_is_available(monkeypatch):
     monkeypatch.setattr(strategies.CUDAAccelerator, "is_available", staticmethod(lambda: True))
     assert isinstance(resolve_accelerator("auto"), strategies.CUDAAccelerator)  # what gpus=0 used to get
     for gpus in (0, "0", []):
-        trainer = quiet(lambda: compat.Trainer(gpus=gpus))
+        trainer = quiet(lambda value=gpus: compat.Trainer(gpus=value))
         assert isinstance(trainer.strategy.accelerator, strategies.CPUAccelerator), gpus
         assert trainer.strategy.root_device.type == "cpu"
 
