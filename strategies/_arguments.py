@@ -46,7 +46,7 @@ def check_loop_arguments(accumulate_grad_batches: Any, val_check_interval: Any, 
         raise ValueError(f"`val_check_interval={val_check_interval}`: a float is a fraction of an epoch in (0.0, 1.0].")
     if isinstance(val_check_interval, int) and val_check_interval < 1:
         raise ValueError(f"`val_check_interval={val_check_interval}`: an integer is a number of batches >= 1.")
-    if not isinstance(num_sanity_val_steps, int) or num_sanity_val_steps < -1:
+    if num_sanity_val_steps != float("inf") and (not isinstance(num_sanity_val_steps, int) or num_sanity_val_steps < 0):
         raise ValueError(f"`num_sanity_val_steps={num_sanity_val_steps!r}`: pass a count >= 0, or -1 for all batches.")
     if not isinstance(log_every_n_steps, int) or log_every_n_steps < 1:
         raise ValueError(f"`log_every_n_steps={log_every_n_steps!r}`: pass an integer >= 1.")
