@@ -47,7 +47,7 @@ class NewSignature:
 
 
 _S_PARALLEL = ("accelerator", "parallel_devices", "cluster_environment", "precision", "num_nodes",
-               "process_group_backend", "timeout")  # fmt: skip
+               "process_group_backend", "timeout", "stall_warning")  # fmt: skip
 _L_PARALLEL = ("accelerator", "parallel_devices", "cluster_environment", "checkpoint_io", "precision_plugin")
 _L_DDP = (*_L_PARALLEL, "ddp_comm_state", "ddp_comm_hook", "ddp_comm_wrapper", "model_averaging_period",
           "process_group_backend", "timeout", "start_method")  # fmt: skip
@@ -87,14 +87,6 @@ _NEW: dict[str, NewSignature] = {
             "cpu_checkpointing", "contiguous_memory_optimization", "synchronize_checkpoint_boundary",
             "load_full_weights", "precision_plugin", "process_group_backend", "timeout",
             "exclude_frozen_parameters",
-        ))
-    ),
-    "strategies.Trainer": NewSignature(
-        frozenset((
-            "strategy", "accelerator", "devices", "num_nodes", "precision", "max_epochs", "max_steps",
-            "limit_train_batches", "limit_val_batches", "limit_test_batches", "limit_predict_batches",
-            "callbacks", "plugins", "use_distributed_sampler", "enable_progress_bar", "gradient_clip_val",
-            "check_val_every_n_epoch", "record_hooks",
         ))
     ),
     "lightning.pytorch.Trainer": NewSignature(
@@ -145,6 +137,9 @@ def old_keywords(canon: str) -> frozenset[str]:
 
 def new_signature(qualname: str) -> NewSignature | None:
     """The keyword parameters of a new class (``None`` when not known)."""
+    if qualname == "strategies.Trainer":  # explicit keywords: read from the catalog, never stale
+        signature = _catalog.target("strategies").signature(qualname)
+        return NewSignature(frozenset(signature.keywords())) if signature is not None else None
     return _NEW.get(qualname)
 
 

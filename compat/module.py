@@ -2,6 +2,12 @@
 
 * ``LightningModule.configure_sharded_model()`` is called as ``configure_model()`` (inside the
   strategy's sharded context, after the setup hooks); defining both is a ``TypeError``.
+* The 1.x hooks Lightning 2.0 removed (``training_epoch_end``, ``on_epoch_start``, ...) are
+  called by ``compat.Trainer`` at their 1.x step (``compat/_hooks.py``); ``*_step_end`` runs on
+  the step's output inside the step, and the outputs ``*_epoch_end`` receives are collected
+  there (:mod:`compat._steps`). Old signatures (``dataloader_idx``, ``on_train_epoch_end(outputs)``)
+  are adapted. Each override warns once when its class is defined; one that cannot be bridged
+  (``training_step(..., optimizer_idx)``, ``tbptt_split_batch``, ...) is a ``TypeError`` there.
 * ``Callback.on_before_accelerator_backend_setup(trainer, pl_module)`` and
   ``Callback.on_configure_sharded_model(trainer, pl_module)`` are called from ``setup`` (after
   the callback's own ``setup`` body), once per ``setup``.
@@ -13,10 +19,7 @@ from typing import Any
 
 from typing_extensions import deprecated
 
-from strategies.callbacks import Callback as _NewCallback
-from strategies.module import DataModule as _DataModule
-from strategies.module import TrainModule as _TrainModule
-
+from compat import _steps
 from compat._bridge import (
     Hook,
     ShimMeta,
@@ -27,8 +30,11 @@ from compat._bridge import (
     mark_bridge,
     user_override,
 )
+from strategies.callbacks import Callback as _NewCallback
+from strategies.module import DataModule as _DataModule
+from strategies.module import TrainModule as _TrainModule
 
-__all__ = ["LightningModule", "LightningDataModule", "Callback"]
+__all__ = ["Callback", "LightningDataModule", "LightningModule"]
 
 _MODULE = "pytorch_lightning.LightningModule"
 _CALLBACK = "pytorch_lightning.Callback"
@@ -36,14 +42,16 @@ _CALLBACK = "pytorch_lightning.Callback"
 _MODULE_HOOKS = (
     Hook(_MODULE, "configure_sharded_model", "configure_model",
          "as `configure_model()`, inside the strategy's sharded context after the setup hooks", make=call_old),
+    *_steps.module_hooks(_MODULE),
 )
 
 _CALLBACK_HOOKS = (
+    *_steps.callback_hooks(_CALLBACK),
     Hook(_CALLBACK, "on_before_accelerator_backend_setup", "setup",
          "from `setup(trainer, module, stage)` (the process group is up)", exclusive=False),
     Hook(_CALLBACK, "on_configure_sharded_model", "setup", "from `setup(trainer, module, stage)`", exclusive=False),
 )
-_LEGACY_CALLBACK_HOOKS = tuple(h.old for h in _CALLBACK_HOOKS)
+_LEGACY_CALLBACK_HOOKS = ("on_before_accelerator_backend_setup", "on_configure_sharded_model")  # from setup
 
 
 @deprecated("LightningModule is deprecated: use strategies.TrainModule", category=None)
@@ -56,7 +64,18 @@ class LightningModule(_TrainModule, metaclass=ShimMeta):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        _steps.refuse_unbridgeable(cls, "module")
         bridge_subclass(cls, _MODULE_HOOKS)
+        _steps.adapt_module(cls)
+
+    @property
+    def _trainer(self) -> Any:
+        return self.__dict__.get("_compat_trainer")
+
+    @_trainer.setter
+    def _trainer(self, trainer: Any) -> None:
+        _steps.check_trainer(self, trainer)
+        self.__dict__["_compat_trainer"] = trainer
 
     configure_sharded_model = forwarder(_MODULE, "configure_sharded_model", "configure_model")
 
@@ -91,7 +110,9 @@ class Callback(_NewCallback, metaclass=ShimMeta):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        _steps.refuse_unbridgeable(cls, "callback")
         bridge_subclass(cls, _CALLBACK_HOOKS)
+        _steps.adapt_callback(cls)
         own_setup = vars(cls).get("setup")
         if own_setup is None or is_bridge(own_setup):
             return

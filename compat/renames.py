@@ -541,8 +541,8 @@ RENAMES: tuple[Rename, ...] = (
             "pytorch_lightning.trainer.trainer.Trainer",
         ),
         hint=(
-            "check the arguments: a keyword the new Trainer does not take (loggers, ...) is a "
-            "TypeError at construction (`help(strategies.Trainer)` lists the ones it takes)"
+            "compat.Trainer translates the old arguments and refuses, in one error at construction, "
+            "every one strategies.Trainer cannot run (docs/compat.md lists them)"
         ),
     ),
     Rename(
@@ -1686,6 +1686,97 @@ RENAMES: tuple[Rename, ...] = (
             "configure_model); Lightning: Trainer(sync_batchnorm=True)"
         ),
     ),
+    Rename(
+        Kind.ARGUMENT,
+        "pytorch_lightning.Trainer",
+        member="tpu_cores",
+        strategies=None,
+        lightning="accelerator='tpu', devices=...",
+        renamed_in="1.7", automatic=False,
+        hint="strategies has no TPU/XLA support: keep Lightning for TPUs (tpu_cores=None or 0 is accepted)",
+    ),
+    Rename(
+        Kind.ARGUMENT,
+        "pytorch_lightning.Trainer",
+        member="checkpoint_callback",
+        strategies="enable_checkpointing",
+        lightning="enable_checkpointing",
+        renamed_in="1.5",
+    ),
+    Rename(
+        Kind.ARGUMENT,
+        "pytorch_lightning.Trainer",
+        member="replace_sampler_ddp",
+        strategies="use_distributed_sampler",
+        lightning="use_distributed_sampler",
+        renamed_in="2.0",
+    ),
+    Rename(
+        Kind.ARGUMENT,
+        "pytorch_lightning.Trainer",
+        member="resume_from_checkpoint",
+        strategies=None,
+        lightning=None,
+        renamed_in="1.5", automatic=False,
+        hint=(
+            "pass the path to trainer.fit(model, ckpt_path=...) instead (compat.Trainer does it for "
+            "fit, and starts from scratch with a warning when the file does not exist, as 1.2 did)"
+        ),
+    ),
+    Rename(
+        Kind.ARGUMENT,
+        "pytorch_lightning.Trainer",
+        member="progress_bar_refresh_rate",
+        strategies="enable_progress_bar=...",
+        lightning="enable_progress_bar=...",
+        renamed_in="1.5", automatic=False,
+        hint=(
+            "0 hides the bar (enable_progress_bar=False), a rate N > 0 shows it; the rate itself is "
+            "not kept (Lightning: callbacks=[TQDMProgressBar(refresh_rate=N)])"
+        ),
+    ),
+    Rename(
+        Kind.ARGUMENT,
+        "pytorch_lightning.Trainer",
+        member="weights_summary",
+        strategies="enable_model_summary=...",
+        lightning="enable_model_summary=...",
+        renamed_in="1.5", automatic=False,
+        hint=(
+            "None is enable_model_summary=False; 'top'/'full' is enable_model_summary=True "
+            "(Lightning: callbacks=[ModelSummary(max_depth=1 or -1)])"
+        ),
+    ),
+    Rename(
+        Kind.ARGUMENT,
+        "pytorch_lightning.Trainer",
+        member="amp_backend",
+        strategies=None,
+        lightning=None,
+        renamed_in="1.9", automatic=False,
+        hint=(
+            "drop it: precision='16-mixed' is native AMP (amp_backend='native'); apex "
+            "(amp_backend='apex') is not supported"
+        ),
+    ),
+    Rename(
+        Kind.ARGUMENT,
+        "pytorch_lightning.Trainer",
+        member="amp_level",
+        strategies=None,
+        lightning=None,
+        renamed_in="1.9", automatic=False,
+        hint="apex optimisation levels are not supported: drop amp_level and use precision='16-mixed'",
+    ),
+    Rename(
+        Kind.ARGUMENT,
+        "pytorch_lightning.Trainer",
+        member="flush_logs_every_n_steps",
+        strategies=None,
+        lightning=None,
+        renamed_in="1.5", automatic=False,
+        hint="configure flushing on the logger: CSVLogger(flush_logs_every_n_steps=N)",
+    ),
     # -------------------- argument values -----------------------------------------------------
     Rename(
         Kind.ARGUMENT_VALUE,
@@ -1836,6 +1927,65 @@ RENAMES: tuple[Rename, ...] = (
         lightning=None,
         renamed_in="1.5", row=2, automatic=False,
         hint="Horovod is not supported: launch with torchrun and use strategy='ddp'",
+    ),
+    Rename(
+        Kind.ARGUMENT_VALUE,
+        "pytorch_lightning.Trainer",
+        member="distributed_backend", value="ddp_sharded_spawn",
+        strategies=None,
+        lightning=None,
+        renamed_in="1.4", automatic=False,
+        hint=(
+            "FairScale is gone: use strategy='fsdp' (it also shards parameters, new checkpoint "
+            "layout) or strategy='deepspeed'"
+        ),
+    ),
+    Rename(
+        Kind.ARGUMENT_VALUE,
+        "pytorch_lightning.Trainer",
+        member="distributed_backend", value="tpu_spawn",
+        strategies=None,
+        lightning="strategy='xla'",
+        renamed_in="1.4", automatic=False,
+        hint="strategies has no TPU/XLA support: keep Lightning for TPUs",
+    ),
+    Rename(
+        Kind.ARGUMENT_VALUE,
+        "pytorch_lightning.Trainer",
+        member="accelerator", value="ddp_sharded_spawn",
+        strategies=None,
+        lightning=None,
+        renamed_in="1.5", automatic=False,
+        hint=(
+            "FairScale is gone: use strategy='fsdp' (it also shards parameters, new checkpoint "
+            "layout) or strategy='deepspeed'"
+        ),
+    ),
+    Rename(
+        Kind.ARGUMENT_VALUE,
+        "pytorch_lightning.Trainer",
+        member="accelerator", value="ddp_fully_sharded",
+        strategies="strategy='fsdp'",
+        lightning="strategy='fsdp'",
+        renamed_in="1.5", automatic=False,
+        hint="FairScale's FSDP became torch FSDP: its arguments and checkpoint layout do not carry over",
+    ),
+    Rename(
+        Kind.ARGUMENT_VALUE,
+        "pytorch_lightning.Trainer",
+        member="accelerator", value="fsdp",
+        strategies="strategy='fsdp'",
+        lightning="strategy='fsdp'",
+        renamed_in="1.5",
+    ),
+    Rename(
+        Kind.ARGUMENT_VALUE,
+        "pytorch_lightning.Trainer",
+        member="accelerator", value="tpu_spawn",
+        strategies=None,
+        lightning="strategy='xla'",
+        renamed_in="1.5", automatic=False,
+        hint="strategies has no TPU/XLA support: keep Lightning for TPUs",
     ),
     # -------------------- hooks ---------------------------------------------------------------
     Rename(

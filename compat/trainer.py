@@ -1,106 +1,81 @@
 """``compat.Trainer``: the new Trainer with the old keyword arguments and attributes.
 
-Old keywords and what they become (each warns once at the user's line):
-
-=====================================  ==========================================================
-``accelerator="ddp"`` (a strategy      ``strategy="ddp"``; ``"ddp_cpu"`` -> ``strategy="ddp",
-name, 1.2-1.6 meaning)                 accelerator="cpu"``; ``"ddp2"``, ``"horovod"``,
-                                       ``"ddp_sharded"`` -> ``ValueError`` with the hint
-``distributed_backend=...``            the same as ``accelerator=<name>`` above
-``gpus=N``                             ``accelerator="cuda", devices=N``
-``num_processes=N``                    ``accelerator="cpu", devices=N``
-``plugins=[DDPPlugin(...)]``           ``strategy=DDPPlugin(...)`` (environments and precisions
-                                       stay in ``plugins``)
-``accelerator=Accelerator(p, t)``      ``strategy=t``, precision ``p``, the container's device
-=====================================  ==========================================================
-
-An old keyword together with the new one it maps to is a ``TypeError``.
+The old keywords are translated from the rename table (``compat/_arguments.py`` says how; the
+table in docs/migration.md lists each one): each old name warns once at the user's line, and
+every argument that cannot run is refused in one error at construction, each with its
+replacement. ``resume_from_checkpoint`` becomes the default ``ckpt_path`` of ``fit``; an old
+``Accelerator(precision_plugin, training_type_plugin)`` container given as ``accelerator=``
+drives its plugins. The 1.x hooks of modules and callbacks are called at their 1.x steps
+(``compat/_hooks.py``).
 """
 
 from __future__ import annotations
 
+import os
+import warnings
 from typing import Any
 
 from typing_extensions import deprecated
 
 import strategies
-from strategies.accelerators import Accelerator as _NewAccelerator
+from compat import _warnings
+from compat._arguments import (
+    TRAINER,
+    TrainerArgumentsError,
+    Translation,
+    accepted_arguments,
+    raise_problems,
+    translate,
+)
+from compat._bridge import ShimMeta, check_unsupported, warn_class_use
+from compat._hooks import call_init_hook, dispatch_after, dispatch_before, has_after
+from compat._strategies import CompatRegistry
+from compat._warnings import _lookup, deprecation_message, warn_deprecated
 from strategies.ddp import DDPStrategy as _DDPStrategy
 from strategies.single_device import SingleDeviceStrategy as _SingleDeviceStrategy
 from strategies.strategy import Strategy as _Strategy
 
-from compat import _warnings
-from compat._strategies import CompatRegistry
-from compat._bridge import ShimMeta, check_unsupported, warn_class_use
-from compat._warnings import _lookup, deprecation_message, warn_deprecated
-
 __all__ = ["Trainer"]
 
-_TRAINER = "pytorch_lightning.Trainer"
-_UNSET: Any = object()
-
-# Old strategy names given to `accelerator=`/`distributed_backend=` -> (strategy, accelerator) or a refusal.
-_STRATEGY_VALUES: dict[str, tuple[str, str | None]] = {
-    "ddp": ("ddp", None),
-    "ddp_spawn": ("ddp_spawn", None),
-    "ddp_cpu": ("ddp", "cpu"),
-    "dp": ("dp", None),
-    "deepspeed": ("deepspeed", None),
-    "fsdp": ("fsdp", None),
-}
-_REFUSED_VALUES = {
-    "ddp2": "DDP2 was removed (broken on torch>=1.9): use strategy='ddp'",
-    "horovod": "Horovod is not supported: launch with torchrun and use strategy='ddp'",
-    "ddp_sharded": "FairScale sharded training is gone: use strategy='fsdp' (parameters are sharded, new checkpoint "
-                   "layout) or strategy='deepspeed'",
-    "ddp_sharded_spawn": "FairScale sharded training is gone: use strategy='fsdp' or strategy='deepspeed'",
-    "tpu_spawn": "strategies has no TPU/XLA support: keep Lightning for TPUs",
-    "ddp_fully_sharded": "use strategy='fsdp' (torch FSDP; FairScale arguments do not carry over)",
-}
-_DEVICE_NAMES = ("auto", "cpu", "cuda", "gpu")
+_TRAINER = TRAINER
 _TRAINER_INTERNALS = ("call_setup_hook", "call_configure_sharded_model", "pre_dispatch", "dispatch", "post_dispatch",
                       "call_teardown_hook", "run_train", "run_test", "run_predict")
 
 
-def _given(value: Any) -> bool:
-    return value is not _UNSET
-
-
-def _both(old: str, new: str) -> TypeError:
-    return TypeError(
-        f"`Trainer` got both `{old}=` (old) and `{new}=` (new); pass only `{new}=`. "
-        f"Run `{_warnings.MIGRATE_COMMAND}` to rewrite the call."
-    )
-
-
-def _strategy_value(keyword: str, value: str) -> tuple[str, str | None]:
-    """Map an old strategy name given to ``accelerator=``/``distributed_backend=``, or refuse it."""
-    if value in _REFUSED_VALUES:
-        entry = _lookup(_TRAINER, keyword, value)
-        hint = entry.hint if entry is not None and entry.hint else _REFUSED_VALUES[value]
-        raise ValueError(
-            f"`Trainer({keyword}={value!r})` has no equivalent here: {hint.rstrip('.')}. "
-            f"Run `{_warnings.MIGRATE_COMMAND}` to find every such call."
+def _check_plugins(out: Translation) -> None:
+    """Overrides that cannot run are refused now; an old plugin's ``num_nodes`` moves to the Trainer."""
+    for plugin in out.kwargs.get("plugins", []):
+        check_unsupported(plugin, "checked when the Trainer is built")
+    strategy = out.kwargs.get("strategy")
+    if isinstance(strategy, _Strategy):
+        check_unsupported(strategy, "checked when the Trainer is built")
+        old_nodes = getattr(strategy, "_compat_num_nodes", None)
+        if old_nodes is not None:
+            out.kwargs.setdefault("num_nodes", old_nodes)
+    container = out.container
+    if container is None:
+        return
+    check_unsupported(container, "checked when the Trainer is built")
+    if container._precision_plugin is not None:
+        out.kwargs["plugins"] = [*out.kwargs.get("plugins", []), container._precision_plugin]
+    if container._training_type_plugin is not None:
+        if "strategy" in out.kwargs:
+            out.problems.append(
+                "`Trainer` got a training-type plugin in `accelerator=Accelerator(...)` and a strategy: pass only "
+                "`strategy=`."
+            )
+        out.kwargs["strategy"] = strategy = container._training_type_plugin
+    if isinstance(strategy, _Strategy) and not hasattr(strategy, "_compat_setup"):
+        out.problems.append(
+            f"An old `Accelerator` container drives old training-type plugins only; got `{type(strategy).__name__}`. "
+            "Pass it as `strategy=` without the container."
         )
-    strategy, device = _STRATEGY_VALUES[value]
-    new = f"Trainer(strategy={strategy!r}" + (f", accelerator={device!r})" if device else ")")
-    warn_deprecated(deprecation_message(_TRAINER, new, member=keyword, value=value))
-    return strategy, device
+    device = out.kwargs.get("accelerator")
+    if container._device_cls is None and device is not None:
+        from strategies._connector import resolve_accelerator
 
-
-def _is_strategy_name(value: Any) -> bool:
-    return isinstance(value, str) and (value in _STRATEGY_VALUES or value in _REFUSED_VALUES)
-
-
-def _parse_gpus(gpus: Any) -> Any:
-    if isinstance(gpus, str):
-        text = gpus.strip()
-        if text == "-1":
-            return -1
-        if "," in text:
-            return [int(i) for i in text.split(",") if i.strip()]
-        return int(text)
-    return gpus
+        container._set_device(resolve_accelerator(device))
+    out.kwargs["accelerator"] = container._device
 
 
 @deprecated("pytorch_lightning.Trainer arguments are deprecated: use strategies.Trainer", category=None)
@@ -108,14 +83,17 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
     """``pytorch_lightning.Trainer``: ``strategies.Trainer`` that also takes the old arguments.
 
     Args:
-        gpus: deprecated: ``accelerator="cuda", devices=gpus``.
-        num_processes: deprecated: ``accelerator="cpu", devices=num_processes``.
-        distributed_backend: deprecated: a strategy name (as ``strategy=``).
-        accelerator: a device (``"cpu"``, ``"cuda"``, ``"gpu"``, ``"auto"``), an accelerator, an
-            old strategy name (deprecated: ``strategy=``), or an old ``Accelerator`` container.
-        plugins: environments and precisions; a training-type plugin here is deprecated
-            (``strategy=``).
-        **kwargs: the other ``strategies.Trainer`` arguments.
+        **kwargs: ``strategies.Trainer``'s arguments and the old ones of docs/migration.md
+            ("Arguments", "Argument values"): ``gpus``, ``num_processes``, ``tpu_cores``,
+            ``distributed_backend``, ``accelerator=<strategy name>``, ``plugins=[<training-type
+            plugin>]``, ``checkpoint_callback``, ``resume_from_checkpoint``,
+            ``progress_bar_refresh_rate``, ``weights_summary``, ``replace_sampler_ddp``,
+            ``amp_backend``, ``amp_level``, ``flush_logs_every_n_steps`` (``precision=16`` is
+            read by ``strategies.Trainer`` itself, as Lightning 2.x reads it).
+
+    Raises:
+        TrainerArgumentsError: (a ``TypeError`` and a ``ValueError``) listing every argument
+            that cannot run, with its replacement.
     """
 
     _compat_old = _TRAINER
@@ -123,139 +101,101 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
     _compat_new_cls = strategies.Trainer
     registry = CompatRegistry(strategies.Trainer.registry)
 
-    def __init__(
-        self,
-        *,
-        strategy: Any = _UNSET,
-        accelerator: Any = _UNSET,
-        devices: Any = _UNSET,
-        num_nodes: Any = _UNSET,
-        plugins: Any = None,
-        gpus: Any = _UNSET,
-        num_processes: Any = _UNSET,
-        distributed_backend: Any = _UNSET,
-        tpu_cores: Any = _UNSET,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         warn_class_use(type(self))
-        plugins = list(plugins or [])
-        container = None
-        device: Any = _UNSET
-
-        if _given(tpu_cores) and tpu_cores:
-            raise ValueError("`Trainer(tpu_cores=...)`: strategies has no TPU/XLA support; keep Lightning for TPUs.")
-
-        # distributed_backend= (1.2) and accelerator=<strategy name> (1.4-1.6) -> strategy=
-        if _given(distributed_backend) and distributed_backend is not None:
-            if _given(strategy):
-                raise _both("distributed_backend", "strategy")
-            if _is_strategy_name(accelerator):
-                raise _both("distributed_backend", "accelerator")
-            if distributed_backend not in _STRATEGY_VALUES and distributed_backend not in _REFUSED_VALUES:
-                raise ValueError(f"`Trainer(distributed_backend={distributed_backend!r})`: unknown value.")
-            strategy, device_from_value = _strategy_value("distributed_backend", distributed_backend)
-            if device_from_value:
-                device = device_from_value
-        if _is_strategy_name(accelerator):
-            if _given(strategy):
-                raise _both("accelerator", "strategy")
-            strategy, device_from_value = _strategy_value("accelerator", accelerator)
-            accelerator = _UNSET
-            if device_from_value:
-                device = device_from_value
-        elif isinstance(accelerator, _NewAccelerator) and hasattr(accelerator, "_training_type_plugin"):
-            container = accelerator
-            accelerator = _UNSET
-            if container._precision_plugin is not None:
-                plugins.append(container._precision_plugin)
-            if container._training_type_plugin is not None:
-                if _given(strategy):
-                    raise TypeError(
-                        "`Trainer` got a training-type plugin in `accelerator=Accelerator(...)` and `strategy=`: "
-                        "pass only `strategy=`."
-                    )
-                strategy = container._training_type_plugin
-        elif _given(accelerator):
-            device = accelerator
-
-        # gpus= / num_processes= -> accelerator= + devices=
-        if _given(gpus) and gpus is not None:
-            warn_deprecated(deprecation_message(_TRAINER, "Trainer(accelerator='cuda', devices=...)", member="gpus",
-                                                old_display="Trainer(gpus=...)"))
-            if _given(devices):
-                raise _both("gpus", "devices")
-            gpus = _parse_gpus(gpus)
-            if gpus not in (0, [], None):
-                if _given(device) and isinstance(device, str) and device.lower() == "cpu":
-                    raise ValueError(f"`Trainer(gpus={gpus!r})` asks for GPUs but `accelerator='cpu'`.")
-                device = device if _given(device) and not isinstance(device, str) else "cuda"
-                devices = gpus
-        if _given(num_processes) and num_processes is not None:
-            warn_deprecated(deprecation_message(_TRAINER, "Trainer(accelerator='cpu', devices=...)",
-                                                member="num_processes", old_display="Trainer(num_processes=...)"))
-            if _given(devices):
-                raise _both("num_processes", "devices")
-            devices = num_processes
-            if not _given(device):
-                device = "cpu"
-
-        # plugins=[DDPPlugin(...)] / plugins=["ddp_sharded"] -> strategy=
-        for plugin in list(plugins):
-            if isinstance(plugin, _Strategy) or _is_strategy_name(plugin):
-                warn_deprecated(deprecation_message(_TRAINER, "Trainer(strategy=...)", member="plugins",
-                                                    old_display="Trainer(plugins=[<training-type plugin>])"))
-                plugins.remove(plugin)
-                if isinstance(plugin, str):
-                    plugin, device_from_value = _strategy_value("plugins", plugin)
-                    if device_from_value and not _given(device):
-                        device = device_from_value
-                if _given(strategy) and isinstance(strategy, _Strategy) and strategy is not plugin:
-                    raise _both("plugins", "strategy")
-                if _given(strategy) and isinstance(strategy, str) and isinstance(plugin, _Strategy):
-                    expected = strategies.Trainer.registry._entries.get(strategy)
-                    if expected is not None and not isinstance(plugin, expected.cls):
-                        raise ValueError(
-                            f"`Trainer(strategy/accelerator={strategy!r})` and `plugins=[{type(plugin).__name__}()]` "
-                            "disagree: pass only the plugin as `strategy=`."
-                        )
-                strategy = plugin
-
-        for plugin in plugins:
-            check_unsupported(plugin, "checked when the Trainer is built")
-        if isinstance(strategy, _Strategy):
-            check_unsupported(strategy, "checked when the Trainer is built")
-            old_nodes = getattr(strategy, "_compat_num_nodes", None)
-            if old_nodes is not None and not _given(num_nodes):
-                num_nodes = old_nodes
-        if container is not None:
-            check_unsupported(container, "checked when the Trainer is built")
-            if isinstance(strategy, _Strategy) and not hasattr(strategy, "_compat_setup"):
-                raise TypeError(
-                    f"An old `Accelerator` container drives old training-type plugins only; got "
-                    f"`{type(strategy).__name__}`. Pass it as `strategy=` without the container."
-                )
-            if container._device_cls is None and _given(device):
-                from strategies._connector import resolve_accelerator
-
-                container._set_device(resolve_accelerator(device))
-            device = container._device
-
-        new_kwargs: dict[str, Any] = {}
-        for name, value in (("strategy", strategy), ("accelerator", device), ("devices", devices),
-                            ("num_nodes", num_nodes)):
-            if _given(value):
-                new_kwargs[name] = value
-        if plugins:
-            new_kwargs["plugins"] = plugins
-        super().__init__(**new_kwargs, **kwargs)
-        self._compat_container = container
-        if container is not None:
+        callbacks = list(kwargs.get("callbacks") or [])
+        call_init_hook(callbacks, "on_init_start", self)
+        out = translate(kwargs, accepted_arguments(strategies.Trainer))
+        for message in out.messages:
+            warn_deprecated(message)
+        _check_plugins(out)
+        if out.problems:
+            try:  # what the new Trainer itself would refuse belongs in the same list
+                strategies.Trainer.__init__(self, **out.kwargs)
+            except (TypeError, ValueError, RuntimeError, ImportError) as err:
+                out.problems.append(str(err))
+            raise_problems(out.problems)
+        try:
+            super().__init__(**out.kwargs)
+        except (TypeError, ValueError) as err:  # one error type for arguments that cannot run
+            raise TrainerArgumentsError(str(err)) from err
+        self._compat_container = out.container
+        self._compat_ckpt_path = out.ckpt_path
+        if out.container is not None:
             if not hasattr(self.strategy, "_compat_setup"):
                 raise TypeError(
                     f"An old `Accelerator` container cannot drive `{type(self.strategy).__name__}`: pass an old "
                     "training-type plugin as `Accelerator(training_type_plugin=...)`, or drop the container."
                 )
-            self.strategy._compat_container = container
+            self.strategy._compat_container = out.container  # type: ignore[attr-defined]
+        call_init_hook(self.callbacks, "on_init_end", self)
+
+    def fit(self, model: Any, train_dataloaders: Any = None, val_dataloaders: Any = None, datamodule: Any = None,
+            ckpt_path: str | os.PathLike | None = None) -> None:
+        """``strategies.Trainer.fit``; ``ckpt_path`` defaults to ``Trainer(resume_from_checkpoint=...)``.
+
+        As in Lightning 1.2, a ``resume_from_checkpoint`` file that does not exist starts from
+        scratch with a warning (an explicit ``ckpt_path`` that does not exist is an error).
+        """
+        if ckpt_path is None and self._compat_ckpt_path is not None:
+            ckpt_path = self._compat_ckpt_path
+            if not os.path.exists(ckpt_path):
+                warnings.warn(
+                    f"No checkpoint file exists at `resume_from_checkpoint={str(ckpt_path)!r}`: training starts "
+                    "from scratch (Lightning 1.2's behaviour; `fit(ckpt_path=...)` raises instead).",
+                    UserWarning,
+                    stacklevel=_warnings.stacklevel(),
+                )
+                ckpt_path = None
+        return super().fit(model, train_dataloaders, val_dataloaders, datamodule, ckpt_path)
+
+    # -- the 1.x hooks, around the new calls (compat/_hooks.py) -------------------------------
+
+    # The old hooks that follow a module hook wait for the next call: a second pass of callbacks
+    # (the monitoring ones, after the module's ``on_train_epoch_end``) still belongs to that hook.
+    _compat_pending: str | None = None
+    _compat_holding = 0
+
+    def _compat_flush(self) -> None:
+        hook, self._compat_pending = self._compat_pending, None
+        if hook is not None:
+            dispatch_after(self, self.strategy.module, hook)
+
+    def _call_callbacks(self, hook: str, *args: Any, **kwargs: Any) -> None:
+        late = kwargs.get("monitoring") is True and self._compat_pending == hook
+        if not late:
+            self._compat_flush()
+            if kwargs.get("monitoring") is not True:
+                dispatch_before(self, self.strategy.module, hook)
+        self._compat_holding += late
+        try:
+            super()._call_callbacks(hook, *args, **kwargs)
+        finally:
+            self._compat_holding -= late
+        if late:
+            self._compat_flush()
+
+    def _call(self, owner: str, obj: Any, hook: str, *args: Any, **kwargs: Any) -> Any:
+        if not self._compat_holding:
+            self._compat_flush()
+        if owner in ("module", "datamodule") and hook.endswith("_dataloader"):  # no callback call precedes these
+            dispatch_before(self, self.strategy.module, hook)
+        result = super()._call(owner, obj, hook, *args, **kwargs)
+        if owner == "module" and obj is self.strategy.module and has_after(hook):
+            self._compat_pending = hook
+        return result
+
+    def _run(self, stage: str, model: Any, *args: Any) -> Any:
+        try:
+            result = super()._run(stage, model, *args)
+            self._compat_flush()
+            return result
+        except KeyboardInterrupt:
+            # Lightning 1.x: callbacks' on_keyboard_interrupt, then the run ends without raising.
+            for callback in self.callbacks:
+                if callable(getattr(type(callback), "on_keyboard_interrupt", None)):
+                    self._call("callback", callback, "on_keyboard_interrupt", self, model)
+            return None
 
     # -- old attributes -------------------------------------------------------------------------
 

@@ -349,3 +349,11 @@ def test_generated_rule_docs_keep_the_examples_indentation() -> None:
     assert len(blocks) >= 2 * len(codemods.RULES)
     for block in blocks:
         ast.parse(block)
+
+
+def test_hand_written_parallel_keywords_match_strategies() -> None:
+    """The codemods' list of ParallelStrategy keywords (torch-free data) follows the real class."""
+    from codemods import _facts
+    from strategies.parallel import PARALLEL_ARGS
+
+    assert set(_facts._S_PARALLEL) == set(PARALLEL_ARGS)

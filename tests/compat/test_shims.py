@@ -51,11 +51,12 @@ def test_plugin_of_the_wrong_kind_for_the_strategy_name():
 
 @pytest.mark.parametrize("kwargs", [
     {"distributed_backend": "ddp", "accelerator": "ddp_spawn"},
-    {"accelerator": "ddp", "strategy": "ddp"},
-    {"gpus": 0, "devices": 1},
-    {"num_processes": 2, "devices": 2},
+    {"accelerator": "ddp", "strategy": "ddp_spawn"},
+    {"gpus": 2, "devices": 1},
+    {"num_processes": 2, "devices": 1},
 ])
 def test_old_keyword_with_its_new_one_is_a_type_error(kwargs):
+    """An old keyword and the new one it maps to, with different values (the same value is accepted)."""
     with pytest.raises(TypeError, match="both"):
         _trainer(**kwargs)
 
@@ -66,11 +67,11 @@ def test_ddp2_is_refused_with_the_hint():
 
 
 def test_gpus_zero_is_cpu_and_gpus_string_is_parsed():
-    from compat.trainer import _parse_gpus
+    from compat._arguments import parse_gpus
 
-    assert _parse_gpus("0,1") == [0, 1]
-    assert _parse_gpus("2") == 2
-    assert _parse_gpus("-1") == -1
+    assert parse_gpus("0,1") == [0, 1]
+    assert parse_gpus("2") == 2
+    assert parse_gpus("-1") == -1
     trainer = _trainer(gpus=0)
     assert trainer.strategy.root_device.type == "cpu"
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import torch
+import trainer_exercises
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -28,6 +29,7 @@ import strategies
 from compat import renames
 from compat._warnings import CompatDeprecationWarning
 from compat.renames import RENAMES, Kind, Rename
+
 
 @contextmanager
 def recorded():
@@ -40,8 +42,8 @@ def ours(rec: list) -> list:
     return [w for w in rec if issubclass(w.category, CompatDeprecationWarning)]
 
 
-def check_one(rec: list, entry: Rename, needle: str | None = None) -> warnings.WarningMessage:
-    """Exactly one of our warnings about ``entry`` (``needle`` in it), at this file, with the parts."""
+def check_one(rec: list, entry: Rename, needle: str | None = None, where: str = __file__) -> warnings.WarningMessage:
+    """Exactly one of our warnings about ``entry`` (``needle`` in it), at ``where``, with the parts."""
     mine = ours(rec)
     short = entry.old.rsplit(".", 1)[-1]
     needle = needle or (entry.member or short)
@@ -49,7 +51,7 @@ def check_one(rec: list, entry: Rename, needle: str | None = None) -> warnings.W
     assert len(hits) == 1, f"expected one warning mentioning {needle!r}, got {[str(w.message) for w in mine]}"
     w = hits[0]
     text = str(w.message)
-    assert os.path.samefile(w.filename, __file__), f"attributed to {w.filename}:{w.lineno}, not the caller"
+    assert os.path.samefile(w.filename, where), f"attributed to {w.filename}:{w.lineno}, not the caller"
     assert entry.removed_in in text
     assert "python -m compat.migrate <path>" in text
     if entry.strategies and entry.kind in (Kind.CLASS, Kind.METHOD, Kind.PROPERTY, Kind.ATTRIBUTE, Kind.HOOK):
@@ -245,8 +247,7 @@ def _trainer_kwargs_for_value(member: str, value: str) -> dict[str, Any]:
 
 def exercise_argument_value(entry: Rename) -> None:
     kwargs = _trainer_kwargs_for_value(entry.member, entry.value)
-    refused = {"ddp2", "horovod", "ddp_sharded"}
-    if entry.value in refused:
+    if entry.strategies is None or not entry.automatic:  # a person decides: refused with the hint
         with pytest.raises(ValueError) as err:
             quiet(lambda: compat.Trainer(**kwargs))
         assert repr(entry.value) in str(err.value)
@@ -256,6 +257,7 @@ def exercise_argument_value(entry: Rename) -> None:
     expected = {
         "ddp": strategies.DDPStrategy, "ddp_spawn": strategies.DDPSpawnStrategy, "ddp_cpu": strategies.DDPStrategy,
         "dp": strategies.DataParallelStrategy, "deepspeed": strategies.DeepSpeedStrategy,
+        "fsdp": strategies.FSDPStrategy,
     }[entry.value]
     with recorded() as rec:
         try:
@@ -270,7 +272,11 @@ def exercise_argument_value(entry: Rename) -> None:
             assert isinstance(trainer.strategy.accelerator, strategies.CPUAccelerator)
     # the old keyword with its new one is a TypeError
     with pytest.raises(TypeError, match="both"):
-        quiet(lambda: compat.Trainer(**kwargs, strategy="ddp"))
+        quiet(lambda: compat.Trainer(**kwargs, strategy="ddp_spawn" if entry.value in ("ddp", "ddp_cpu") else "ddp"))
+
+
+def _check_in_exercises(rec: list, entry: Rename, needle: str) -> None:
+    check_one(rec, entry, needle=needle, where=trainer_exercises.__file__)
 
 
 def exercise_trainer_argument(entry: Rename) -> None:
@@ -281,7 +287,7 @@ def exercise_trainer_argument(entry: Rename) -> None:
         check_one(rec, entry, needle="distributed_backend")
         assert isinstance(trainer.strategy, strategies.DDPStrategy)
         with pytest.raises(TypeError, match="both"):
-            quiet(lambda: compat.Trainer(distributed_backend="ddp", strategy="ddp"))
+            quiet(lambda: compat.Trainer(distributed_backend="ddp", strategy="ddp_spawn"))
     elif member == "plugins":
         plugin = quiet(lambda: compat.plugins.DDPPlugin())
         with recorded() as rec:
@@ -296,7 +302,7 @@ def exercise_trainer_argument(entry: Rename) -> None:
         check_one(rec, entry, needle="gpus")
         assert trainer.strategy.root_device.type == "cpu"
         with pytest.raises(TypeError, match="both"):
-            quiet(lambda: compat.Trainer(gpus=1, devices=1))
+            quiet(lambda: compat.Trainer(gpus=1, devices=2))
     elif member == "num_processes":
         with recorded() as rec:
             trainer = compat.Trainer(num_processes=1)
@@ -304,7 +310,9 @@ def exercise_trainer_argument(entry: Rename) -> None:
         assert isinstance(trainer.strategy, strategies.SingleDeviceStrategy)
         assert isinstance(trainer.strategy.accelerator, strategies.CPUAccelerator)
         with pytest.raises(TypeError, match="both"):
-            quiet(lambda: compat.Trainer(num_processes=1, devices=1))
+            quiet(lambda: compat.Trainer(num_processes=1, devices=2))
+    elif member in trainer_exercises.EXERCISES:
+        trainer_exercises.EXERCISES[member](entry, _check_in_exercises, fit)
     else:  # pragma: no cover
         pytest.fail(f"no exercise for Trainer({member}=...)")
 

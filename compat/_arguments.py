@@ -1,0 +1,280 @@
+"""``compat.Trainer``'s old keyword arguments, translated in one pass from the rename table.
+
+Each keyword ``name=value`` given to ``compat.Trainer`` is, in this order:
+
+1. an old *value* (an ``ARGUMENT_VALUE`` entry for ``name`` and ``str(value)``:
+   ``accelerator="ddp"``): the entry's target keywords, when the entry is automatic (no person
+   needs to decide); otherwise refused with the entry's hint;
+2. an old *argument* (an ``ARGUMENT`` entry for ``name``: ``gpus=2``): a handler below when the
+   meaning is not keyword arguments (``plugins``, ``resume_from_checkpoint``), else the
+   entry's target (a renamed keyword, or ``key=value, ...`` with the old value for ``...``);
+   an entry with no target is refused with its hint;
+3. a keyword ``strategies.Trainer`` takes: passed on;
+4. anything else: refused.
+
+What the old keywords become is merged with the new ones given: the same keyword with another
+value is refused ("got both"). A resulting keyword ``strategies.Trainer`` does not take is
+refused, unless its value is what ``strategies.Trainer`` does anyway (:data:`_IMPLIED`). Every
+problem is collected; ``compat.Trainer`` raises them together (:class:`TrainerArgumentsError`).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from compat import _warnings
+from compat._warnings import deprecation_message
+from compat.renames import OLD_VALUE, Kind, Rename, lookup
+
+__all__ = ["TrainerArgumentsError", "Translation", "parse_gpus", "translate"]
+
+TRAINER = "pytorch_lightning.Trainer"
+
+
+class TrainerArgumentsError(TypeError, ValueError):
+    """Arguments ``compat.Trainer`` cannot run with, all listed in one message.
+
+    A ``TypeError`` (unknown or clashing keywords) and a ``ValueError`` (values with no
+    equivalent), so code catching either for a bad ``Trainer(...)`` keeps working.
+    """
+
+
+def parse_gpus(gpus: Any) -> Any:
+    """Lightning 1.x's ``gpus``: ``"0,1"`` is indices, ``"2"`` a count, ``"-1"`` all."""
+    if isinstance(gpus, str):
+        text = gpus.strip()
+        if text == "-1":
+            return -1
+        if "," in text:
+            return [int(i) for i in text.split(",") if i.strip()]
+        return int(text) if text else 0
+    return gpus
+
+
+# The old value put where the table's target has ``...``.
+_CONVERT: dict[str, Callable[[Any], Any]] = {
+    "gpus": parse_gpus,
+    "progress_bar_refresh_rate": lambda rate: bool(rate),
+    "weights_summary": lambda mode: mode is not None,
+}
+# Old values that mean something other than the table's target (``None``: not special).
+_SPECIAL: dict[str, Callable[[Any], dict[str, Any] | None]] = {
+    "gpus": lambda gpus: {"accelerator": "cpu"} if parse_gpus(gpus) in (0, []) else None,  # 1.x: no GPU
+    "tpu_cores": lambda cores: {} if not cores else None,
+    "amp_backend": lambda backend: {} if backend == "native" else None,  # precision= chooses native AMP
+}
+# Old arguments whose ``None`` is a choice (elsewhere ``None`` was 1.x's default: not given).
+_NONE_IS_A_CHOICE = {"weights_summary"}
+# Lightning arguments strategies.Trainer may not take, and the value it behaves as.
+_IMPLIED: dict[str, Any] = {"enable_checkpointing": False, "enable_model_summary": False}
+_DEVICE_ALIASES = {"gpu": "cuda"}
+
+
+@dataclass
+class Translation:
+    """What the arguments became.
+
+    Attributes:
+        kwargs: the arguments for ``strategies.Trainer``.
+        messages: one deprecation message per old name used.
+        problems: every argument that cannot run, each naming its replacement.
+        ckpt_path: ``resume_from_checkpoint``: the default ``ckpt_path`` of ``fit``.
+        container: an old ``Accelerator(precision_plugin, training_type_plugin)`` given as
+            ``accelerator=``.
+    """
+
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    ckpt_path: Any = None
+    container: Any = None
+    _sources: dict[str, str] = field(default_factory=dict)
+
+    def put(self, key: str, value: Any, source: str, explicit: frozenset[str]) -> None:
+        """Set ``key`` from the old argument ``source`` unless it clashes with what is there."""
+        if key in self.kwargs and not _same(key, self.kwargs[key], value):
+            given = f"`{key}={self.kwargs[key]!r}`" if key in explicit else f"`{self._sources[key]}`"
+            self.problems.append(
+                f"`Trainer` got both `{source}` (old: `{key}={value!r}`) and {given}; pass only `{key}=`."
+            )
+            return
+        self.kwargs.setdefault(key, value)
+        self._sources.setdefault(key, source)
+
+
+def _same(key: str, a: Any, b: Any) -> bool:
+    if key == "accelerator" and isinstance(a, str) and isinstance(b, str):
+        return _DEVICE_ALIASES.get(a.lower(), a.lower()) == _DEVICE_ALIASES.get(b.lower(), b.lower())
+    return a is b or (type(a) is type(b) and a == b)
+
+
+def target_kwargs(target: str, value: Any) -> dict[str, Any]:
+    """``"accelerator='cuda', devices=..."`` with ``value`` for ``...`` -> a dict."""
+    if target.isidentifier():
+        return {target: value}
+    call = ast.parse(f"f({target})", mode="eval").body
+    assert isinstance(call, ast.Call)
+    out = {}
+    for kw in call.keywords:
+        literal = ast.literal_eval(kw.value)
+        out[str(kw.arg)] = value if literal is Ellipsis else literal
+    return out
+
+
+def _value_entry(name: str, value: Any) -> Rename | None:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
+    return lookup(TRAINER, name, kind=Kind.ARGUMENT_VALUE, value=str(value))
+
+
+def _display(name: str, value: Any) -> str:
+    shown = repr(value) if isinstance(value, (str, int, float, bool, type(None))) else OLD_VALUE
+    return f"Trainer({name}={shown})"
+
+
+def _refusal(name: str, value: Any, entry: Rename) -> str:
+    hint = entry.hint or "it has no equivalent in strategies.Trainer"
+    return f"`{_display(name, value)}` has no equivalent here: {hint.rstrip('.')}."
+
+
+def _warn_text(name: str, value: Any, entry: Rename) -> str:
+    if entry.kind is Kind.ARGUMENT_VALUE:
+        return deprecation_message(TRAINER, f"Trainer({entry.strategies})", member=name, value=entry.value)
+    new = f"Trainer({entry.strategies})" if entry.strategies else None
+    return deprecation_message(TRAINER, new, member=name, old_display=f"Trainer({name}=...)")
+
+
+def translate(given: dict[str, Any], accepted: set[str]) -> Translation:
+    """Translate ``compat.Trainer(**given)`` for a ``strategies.Trainer`` taking ``accepted``."""
+    out = Translation()
+    olds: list[tuple[str, Any, Rename]] = []
+    for name, value in given.items():
+        entry = _value_entry(name, value) or lookup(TRAINER, name, kind=Kind.ARGUMENT)
+        if name == "accelerator" and _is_container(value):
+            out.container = value
+        elif entry is not None:
+            olds.append((name, value, entry))
+        elif name in accepted:
+            out.kwargs[name] = value
+        else:
+            out.problems.append(
+                f"`{name}=` is not an argument of strategies.Trainer (Lightning 1.x removed it, or strategies "
+                "does not have it): drop it or see docs/compat.md."
+            )
+    explicit = frozenset(out.kwargs)
+    for name, value, entry in sorted(olds, key=lambda old: old[0] == "plugins"):  # plugins last: they win
+        if value is None and name not in _NONE_IS_A_CHOICE and entry.kind is Kind.ARGUMENT:
+            continue
+        out.messages.append(_warn_text(name, value, entry))
+        handler = _HANDLERS.get(name)
+        if handler is not None:
+            handler(out, value, explicit)
+            continue
+        special = _SPECIAL.get(name, lambda _: None)(value)
+        if special is not None:
+            for key, new in special.items():
+                out.put(key, new, f"{name}={value!r}", explicit)
+        elif entry.strategies is None or (entry.kind is Kind.ARGUMENT_VALUE and not entry.automatic):
+            out.problems.append(_refusal(name, value, entry))
+        else:
+            converted = _CONVERT.get(name, lambda v: v)(value)
+            for key, new in target_kwargs(entry.strategies, converted).items():
+                out.put(key, new, f"{name}={value!r}", explicit)
+    _check_accepted(out, accepted)
+    return out
+
+
+def _check_accepted(out: Translation, accepted: set[str]) -> None:
+    for key in [k for k in out.kwargs if k not in accepted]:
+        value = out.kwargs.pop(key)
+        if key in _IMPLIED and _IMPLIED[key] == value:
+            continue
+        out.problems.append(
+            f"`{out._sources.get(key, key)}` means `{key}={value!r}`, which strategies.Trainer does not take "
+            "(see docs/compat.md for what runs)."
+        )
+
+
+def accepted_arguments(cls: type) -> set[str]:
+    """The keyword arguments ``cls.__init__`` takes."""
+    params = inspect.signature(cls).parameters
+    return {n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+
+
+# -- handlers: old arguments whose meaning is not keyword arguments ------------------------------------
+
+
+def _is_container(value: Any) -> bool:
+    from strategies.accelerators import Accelerator
+
+    return isinstance(value, Accelerator) and hasattr(value, "_training_type_plugin")
+
+
+def _resume(out: Translation, value: Any, explicit: frozenset[str]) -> None:
+    out.ckpt_path = value
+
+
+def _plugins(out: Translation, value: Any, explicit: frozenset[str]) -> None:
+    """``plugins=[DDPPlugin(), env]``: the training-type plugin (object or name) is the strategy."""
+    from strategies.strategy import Strategy
+
+    rest = []
+    for plugin in list(value or []):
+        if isinstance(plugin, str):
+            entry = lookup(TRAINER, "accelerator", kind=Kind.ARGUMENT_VALUE, value=plugin)
+            if entry is None:  # a strategy name in plugins= means what it meant in accelerator=
+                rest.append(plugin)
+            elif entry.strategies is None or not entry.automatic:
+                out.problems.append(_refusal("plugins", [plugin], entry))
+            else:
+                for key, new in target_kwargs(entry.strategies, None).items():
+                    out.put(key, new, f"plugins=[{plugin!r}]", explicit)
+        elif isinstance(plugin, Strategy):
+            _plugin_strategy(out, plugin, explicit)
+        else:
+            rest.append(plugin)
+    if rest:
+        out.kwargs["plugins"] = rest
+
+
+def _plugin_strategy(out: Translation, plugin: Any, explicit: frozenset[str]) -> None:
+    import strategies
+
+    current = out.kwargs.get("strategy")
+    source = f"plugins=[{type(plugin).__name__}()]"
+    if isinstance(current, str) and "strategy" not in explicit:
+        try:  # the registry only builds; an instance tells the class the name stands for
+            named = type(strategies.Trainer.registry.create(current))
+        except (ValueError, ImportError, RuntimeError):  # strategies.Trainer reports a bad name itself
+            named = type(plugin)
+        if not isinstance(plugin, named):
+            out.problems.append(
+                f"`{out._sources['strategy']}` and `{source}` disagree: pass only the plugin as `strategy=`."
+            )
+            return
+        out.kwargs["strategy"] = plugin  # the instance names the same strategy, configured
+        out._sources["strategy"] = source
+        return
+    out.put("strategy", plugin, source, explicit)
+
+
+_HANDLERS: dict[str, Callable[[Translation, Any, frozenset[str]], None]] = {
+    "resume_from_checkpoint": _resume,
+    "plugins": _plugins,
+}
+
+
+def raise_problems(problems: list[str]) -> None:
+    """Raise every problem in one :class:`TrainerArgumentsError`."""
+    if not problems:
+        return
+    lines = "\n".join(f"  - {p}" for p in problems)
+    raise TrainerArgumentsError(
+        f"`compat.Trainer` cannot run with these arguments ({len(problems)} "
+        f"problem{'s' if len(problems) > 1 else ''}):\n{lines}\n"
+        f"Run `{_warnings.MIGRATE_COMMAND}` to rewrite what can be rewritten."
+    )

@@ -1,0 +1,121 @@
+"""Lightning 1.x hooks Lightning 2.x removed, called by ``compat.Trainer`` at their 1.x step.
+
+The order is Lightning 1.5's (the last 1.x release that called all of them; 1.2 called
+``training_epoch_end`` after ``on_train_epoch_end``, 1.3 fixed that). ``cb`` is every callback
+defining the old hook, then ``m`` the module (1.x's ``call_hook`` order):
+
+====================================  ===========================================================
+new hook call (anchor)                old hooks, in this order
+====================================  ===========================================================
+after ``module.on_fit_start``         ``on_pretrain_routine_start`` (cb, m),
+                                      ``on_pretrain_routine_end`` (cb, m)
+before ``on_train_epoch_start``,      ``on_epoch_start`` (cb, m)
+``on_validation_epoch_start``,
+``on_test_epoch_start``
+before ``on_train_batch_start``       ``on_batch_start`` (cb, m)
+after ``module.on_train_batch_end``   ``on_batch_end`` (cb, m)
+before ``on_train_epoch_end``         ``training_epoch_end(outputs)`` (m)
+before ``on_validation_epoch_end``    ``validation_epoch_end(outputs)`` (m)
+before ``on_test_epoch_end``          ``test_epoch_end(outputs)`` (m)
+after ``module.on_*_epoch_end``       ``on_epoch_end`` (cb, m) (train, validation and test)
+before ``*_dataloader``               ``on_train_dataloader()`` ... (m)
+====================================  ===========================================================
+
+``*_step_end`` and the collection of step outputs happen in the module's own steps
+(``compat/module.py``), so they run on every strategy, inside the step the strategy calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["EPOCH_END", "OUTPUTS", "TRAINER_HOOKS", "call_init_hook", "dispatch_after", "dispatch_before",
+           "epoch_outputs", "has_after"]
+
+_BOTH, _MODULE = "callbacks and module", "module"
+
+# (anchor hook, "before" | "after") -> the old hooks dispatched there, each with who has it.
+_EVENTS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
+    ("on_fit_start", "after"): (("on_pretrain_routine_start", _BOTH), ("on_pretrain_routine_end", _BOTH)),
+    ("on_train_epoch_start", "before"): (("on_epoch_start", _BOTH),),
+    ("on_validation_epoch_start", "before"): (("on_epoch_start", _BOTH),),
+    ("on_test_epoch_start", "before"): (("on_epoch_start", _BOTH),),
+    ("on_train_batch_start", "before"): (("on_batch_start", _BOTH),),
+    ("on_train_batch_end", "after"): (("on_batch_end", _BOTH),),
+    ("on_train_epoch_end", "before"): (("training_epoch_end", _MODULE),),
+    ("on_validation_epoch_end", "before"): (("validation_epoch_end", _MODULE),),
+    ("on_test_epoch_end", "before"): (("test_epoch_end", _MODULE),),
+    ("on_train_epoch_end", "after"): (("on_epoch_end", _BOTH),),
+    ("on_validation_epoch_end", "after"): (("on_epoch_end", _BOTH),),
+    ("on_test_epoch_end", "after"): (("on_epoch_end", _BOTH),),
+    ("train_dataloader", "before"): (("on_train_dataloader", _MODULE),),
+    ("val_dataloader", "before"): (("on_val_dataloader", _MODULE),),
+    ("test_dataloader", "before"): (("on_test_dataloader", _MODULE),),
+    ("predict_dataloader", "before"): (("on_predict_dataloader", _MODULE),),
+}
+# The *_epoch_end hooks and the step whose outputs they receive.
+EPOCH_END = {"training_epoch_end": "training_step", "validation_epoch_end": "validation_step",
+             "test_epoch_end": "test_step"}
+# The new epoch-end hook after which the kept outputs of a step are freed.
+_FREED_AFTER = {"on_train_epoch_end": "training_step", "on_validation_epoch_end": "validation_step",
+                "on_test_epoch_end": "test_step"}
+OUTPUTS = "_compat_outputs"  # the module's kept step outputs: {step name: [output, ...]}
+# Every old hook compat.Trainer calls (the module/callback shims warn about these at class definition).
+TRAINER_HOOKS = tuple(sorted({old for olds in _EVENTS.values() for old, _ in olds}))
+
+
+def _defines(obj: Any, name: str) -> bool:
+    return callable(getattr(type(obj), name, None))
+
+
+def _dispatch(trainer: Any, module: Any, olds: Iterable[tuple[str, str]]) -> None:
+    for old, who in olds:
+        if who == _BOTH:
+            for callback in trainer.callbacks:
+                if _defines(callback, old):
+                    trainer._call("callback", callback, old, trainer, module)
+        if not _defines(module, old):
+            continue
+        if old in EPOCH_END:
+            result = trainer._call("module", module, old, epoch_outputs(module, EPOCH_END[old]))
+            if result is not None:
+                raise TypeError(
+                    f"`{type(module).__name__}.{old}` returned a value; Lightning 1.x required None: remove the "
+                    "`return` (log with `self.log` instead)."
+                )
+        else:
+            trainer._call("module", module, old)
+
+
+def dispatch_before(trainer: Any, module: Any, hook: str) -> None:
+    """The old hooks 1.x called just before ``hook`` (before its callbacks)."""
+    olds = _EVENTS.get((hook, "before"))
+    if olds and module is not None:
+        _dispatch(trainer, module, olds)
+
+
+def dispatch_after(trainer: Any, module: Any, hook: str) -> None:
+    """The old hooks 1.x called just after the module's ``hook``."""
+    olds = _EVENTS.get((hook, "after"))
+    if olds and module is not None:
+        _dispatch(trainer, module, olds)
+    if hook in _FREED_AFTER and module is not None:
+        module.__dict__.get(OUTPUTS, {}).pop(_FREED_AFTER[hook], None)
+
+
+def has_after(hook: str) -> bool:
+    """Whether old hooks (or freeing the kept outputs) follow the module's ``hook``."""
+    return (hook, "after") in _EVENTS or hook in _FREED_AFTER
+
+
+def epoch_outputs(module: Any, step: str) -> list[Any]:
+    """The outputs the module's ``step`` kept this epoch (after ``*_step_end``)."""
+    return module.__dict__.get(OUTPUTS, {}).get(step, [])
+
+
+def call_init_hook(callbacks: Iterable[Any], name: str, trainer: Any) -> None:
+    """``Callback.on_init_start/on_init_end(trainer)``: at the start and end of ``Trainer.__init__``."""
+    for callback in callbacks:
+        if _defines(callback, name):
+            getattr(callback, name)(trainer)
