@@ -1,10 +1,13 @@
-"""Our Trainer against a plain torch DDP script: 2 CPU processes, a small MLP, 200 steps.
+"""Our Trainer against a plain torch DDP script: 2 CPU processes, a small MLP, 200 steps; and import time.
 
-    python benchmarks/bench_fit.py [--rounds 3] [--steps 200]
+    python benchmarks/bench_fit.py [--rounds 3] [--steps 200] [--import-rounds 7]
 
 Each round runs both programs once (alternating, so machine noise hits both); the medians of
 the wall time of the whole program and of the steady-state step time (steps 50..end, rank 0)
-are printed with their ratio. Targets: wall <= 1.10x, per-step <= 1.05x.
+are printed with their ratio. The Trainer runs every Lightning hook (the optimizer-step closure,
+batch-transfer and backward hooks, a shuffled DistributedSampler); the plain script shuffles the
+same way. Then ``python -c "import strategies"`` is timed against ``python -c "import torch"``
+(fresh interpreters, alternating). Targets: wall <= 1.10x, per-step <= 1.05x, import <= 1.15x.
 """
 
 from __future__ import annotations
@@ -87,7 +90,9 @@ def run_plain(steps: int) -> None:
     dist.init_process_group("gloo")
     x, y = _data(steps)
     dataset = TensorDataset(x, y)
-    loader = DataLoader(dataset, batch_size=32, sampler=DistributedSampler(dataset, shuffle=False))
+    sampler = DistributedSampler(dataset, shuffle=True)
+    sampler.set_epoch(0)
+    loader = DataLoader(dataset, batch_size=32, sampler=sampler)
     model = DistributedDataParallel(_mlp())
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     t0 = t1 = 0.0
@@ -119,10 +124,29 @@ def _measure(kind: str, steps: int) -> tuple[float, float]:
     return wall, step_ms
 
 
+def _import_seconds(module: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", f"import {module}"], env=dict(os.environ, PYTHONPATH=ROOT), check=True)
+    return time.perf_counter() - start
+
+
+def import_ratio(rounds: int) -> None:
+    """Print the median time of ``import strategies`` and ``import torch`` in fresh interpreters, and the ratio."""
+    times: dict[str, list[float]] = {"torch": [], "strategies": []}
+    for _ in range(rounds):
+        for module in times:
+            times[module].append(_import_seconds(module))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for module, value in med.items():
+        print(f"import {module:10s}: {value:.3f} s (raw {', '.join(f'{t:.2f}' for t in times[module])})")
+    print(f"ratio import strategies/torch: {med['strategies'] / med['torch']:.3f}x (target <= 1.15)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--import-rounds", type=int, default=7)
     parser.add_argument("--worker", choices=["ours", "plain"])
     args = parser.parse_args()
     if args.worker == "ours":
@@ -139,6 +163,7 @@ def main() -> None:
         print(f"{kind:5s}: wall {wall:6.2f} s (raw {raw}), steady step {step:.3f} ms")
     print(f"ratio ours/plain: wall {med['ours'][0] / med['plain'][0]:.3f}x (target <= 1.10), "
           f"per-step {med['ours'][1] / med['plain'][1]:.3f}x (target <= 1.05)")
+    import_ratio(args.import_rounds)
 
 
 if __name__ == "__main__":

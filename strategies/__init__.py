@@ -11,7 +11,8 @@ from strategies.fsdp import FSDPStrategy
 from strategies.launchers import Launcher, MultiprocessingLauncher, RankFailedError, SubprocessScriptLauncher
 from strategies.module import DataModule, TrainModule
 from strategies.parallel import ParallelStrategy
-from strategies.precision import MixedPrecision, Precision
+from strategies._seed import seed_everything
+from strategies.precision import DoublePrecision, HalfPrecision, MixedPrecision, Precision
 from strategies.registry import StrategyRegistry
 from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
@@ -30,10 +31,10 @@ for _cls in (
 
 __all__ = [
     "Accelerator", "CPUAccelerator", "CUDAAccelerator", "Callback", "ClusterEnvironment", "DDPSpawnStrategy",
-    "DDPStrategy", "DataModule", "DataParallelStrategy", "DeepSpeedStrategy", "FSDPStrategy", "HookCall",
-    "HookRecorder", "Launcher", "LocalEnvironment", "MixedPrecision", "MultiprocessingLauncher",
+    "DDPStrategy", "DataModule", "DataParallelStrategy", "DeepSpeedStrategy", "DoublePrecision", "FSDPStrategy",
+    "HalfPrecision", "HookCall", "HookRecorder", "Launcher", "LocalEnvironment", "MixedPrecision", "MultiprocessingLauncher",
     "ParallelStrategy", "Precision", "RankFailedError", "SLURMEnvironment", "STRATEGY_REGISTRY",
     "SingleDeviceStrategy", "Strategy", "StrategyRegistry", "SubprocessScriptLauncher", "TorchElasticEnvironment",
-    "TrainModule", "Trainer",
+    "TrainModule", "Trainer", "seed_everything",
     "CSVLogger", "EarlyStopping", "Logger", "ModelCheckpoint", "TensorBoardLogger",
 ]

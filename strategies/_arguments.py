@@ -37,8 +37,7 @@ def fast_dev_run_batches(fast_dev_run: int | bool) -> int:
 
 
 def check_loop_arguments(accumulate_grad_batches: Any, val_check_interval: Any, num_sanity_val_steps: Any,
-                         log_every_n_steps: Any, gradient_clip_algorithm: Any,
-                         check_val_every_n_epoch: Any) -> None:
+                         gradient_clip_algorithm: Any, check_val_every_n_epoch: Any) -> None:
     """Raise on a value Lightning would refuse, naming what to pass instead."""
     if not isinstance(accumulate_grad_batches, int) or accumulate_grad_batches < 1:
         raise ValueError(f"`accumulate_grad_batches={accumulate_grad_batches!r}`: pass an integer >= 1.")
@@ -46,10 +45,8 @@ def check_loop_arguments(accumulate_grad_batches: Any, val_check_interval: Any, 
         raise ValueError(f"`val_check_interval={val_check_interval}`: a float is a fraction of an epoch in (0.0, 1.0].")
     if isinstance(val_check_interval, int) and val_check_interval < 1:
         raise ValueError(f"`val_check_interval={val_check_interval}`: an integer is a number of batches >= 1.")
-    if not isinstance(num_sanity_val_steps, int) or num_sanity_val_steps < -1:
+    if num_sanity_val_steps != float("inf") and (not isinstance(num_sanity_val_steps, int) or num_sanity_val_steps < 0):
         raise ValueError(f"`num_sanity_val_steps={num_sanity_val_steps!r}`: pass a count >= 0, or -1 for all batches.")
-    if not isinstance(log_every_n_steps, int) or log_every_n_steps < 1:
-        raise ValueError(f"`log_every_n_steps={log_every_n_steps!r}`: pass an integer >= 1.")
     if gradient_clip_algorithm not in (None, "norm", "value"):
         raise ValueError(f"`gradient_clip_algorithm={gradient_clip_algorithm!r}`: use 'norm' or 'value'.")
     if check_val_every_n_epoch is not None and (not isinstance(check_val_every_n_epoch, int) or check_val_every_n_epoch < 1):

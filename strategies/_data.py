@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
-import os
-
 import torch
-from torch.utils.data import BatchSampler, DataLoader, DistributedSampler, IterableDataset, RandomSampler, SequentialSampler
+from torch.utils.data import (
+    BatchSampler,
+    DataLoader,
+    DistributedSampler,
+    IterableDataset,
+    RandomSampler,
+    SequentialSampler,
+)
 
 
 def inject_distributed_sampler(loader: Any, sampler_kwargs: dict[str, int] | None, train: bool) -> Any:
@@ -25,7 +31,7 @@ def inject_distributed_sampler(loader: Any, sampler_kwargs: dict[str, int] | Non
     if type(loader.sampler) not in (SequentialSampler, RandomSampler) or type(loader.batch_sampler) is not BatchSampler:
         return loader
     shuffle = train or isinstance(loader.sampler, RandomSampler)
-    seed = int(os.environ.get("PL_GLOBAL_SEED", 0))
+    seed = int(os.environ.get("PL_GLOBAL_SEED", "0"))
     sampler = DistributedSampler(loader.dataset, shuffle=shuffle, seed=seed, **sampler_kwargs)
     kwargs: dict[str, Any] = dict(
         batch_size=loader.batch_size,
@@ -52,7 +58,7 @@ def set_sampler_epoch(loader: Any, epoch: int) -> None:
             sampler.set_epoch(epoch)
 
 
-def limit_batches(loader: Any, limit: int | float | None) -> int | None:
+def limit_batches(loader: Any, limit: float | None) -> int | None:
     """The number of batches to run: an int is a count, a float a fraction; None is all."""
     if limit is None:
         return None

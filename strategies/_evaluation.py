@@ -19,7 +19,7 @@ _STEP = {"val": "validation_step", "test": "test_step", "predict": "predict_step
 _HOOK = {"val": "validation", "test": "test", "predict": "predict"}
 
 
-def batches(loader: Iterable[Any], limit: int | float) -> Iterator[tuple[int, Any, bool]]:
+def batches(loader: Iterable[Any], limit: float) -> Iterator[tuple[int, Any, bool]]:
     """``(batch_idx, batch, is_last)`` for at most ``limit`` batches; one batch is read ahead to know the last."""
     if limit <= 0:
         return
@@ -43,11 +43,10 @@ def batches(loader: Iterable[Any], limit: int | float) -> Iterator[tuple[int, An
         batch_idx += 1
 
 
-def run_evaluation(trainer: Trainer, kind: str, loader: Any, limit: int | float, metrics_kind: str | None = None) -> Any:
+def run_evaluation(trainer: Trainer, kind: str, loader: Any, limit: float, metrics_kind: str | None = None) -> Any:
     """One validation/test/predict run: ``[metrics]`` for val/test, the step outputs for predict."""
     name, metrics_kind = _HOOK[kind], metrics_kind or kind
-    context = torch.inference_mode() if trainer.inference_mode else torch.no_grad()
-    with context:
+    with _grad_off(trainer):
         trainer._call_module(f"on_{name}_model_eval")
         trainer._metrics_reset(metrics_kind)
         trainer._call_callbacks(f"on_{name}_start")
@@ -65,7 +64,18 @@ def run_evaluation(trainer: Trainer, kind: str, loader: Any, limit: int | float,
     return outputs if kind == "predict" else [metrics]
 
 
-def _run_batches(trainer: Trainer, kind: str, loader: Any, limit: int | float, metrics_kind: str) -> list[Any]:
+def _grad_off(trainer: Trainer) -> contextlib.AbstractContextManager:
+    """``torch.inference_mode`` (``Trainer(inference_mode=True)``), else ``no_grad``; always ``no_grad`` for
+    FSDP/DeepSpeed, whose gathered-parameter buffers outlive the run and must not become inference tensors."""
+    from strategies.deepspeed import DeepSpeedStrategy
+    from strategies.fsdp import FSDPStrategy
+
+    if trainer.inference_mode and not isinstance(trainer.strategy, (FSDPStrategy, DeepSpeedStrategy)):
+        return torch.inference_mode()
+    return torch.no_grad()
+
+
+def _run_batches(trainer: Trainer, kind: str, loader: Any, limit: float, metrics_kind: str) -> list[Any]:
     name, outputs = _HOOK[kind], []
     progress = ProgressBar(trainer.enable_progress_bar and trainer.is_global_zero and metrics_kind != "sanity")
     total = None if limit == float("inf") else int(limit)

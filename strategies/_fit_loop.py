@@ -228,7 +228,7 @@ class FitLoop:
             trainer._call_module("lr_scheduler_step", config["scheduler"], metric)
 
 
-def _limit(loader: Any, limit: int | float | None) -> int | float:
+def _limit(loader: Any, limit: float | None) -> int | float:
     """The number of batches to run: the limit, capped by the loader's length (inf without one)."""
     try:
         length: int | float = len(loader)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Generator, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
-__all__ = ["Precision", "MixedPrecision", "HalfPrecision", "DoublePrecision", "PRECISION_VALUES", "precision_for"]
+__all__ = ["PRECISION_VALUES", "DoublePrecision", "HalfPrecision", "MixedPrecision", "Precision", "precision_for"]
 
 PRECISION_VALUES = ("32-true", "16-mixed", "bf16-mixed", "16-true", "bf16-true", "64-true")
 # Lightning's short names: 16 and "bf16" are mixed precision (and warned about), 32 and 64 are "true".
@@ -116,7 +116,7 @@ class MixedPrecision(Precision):
 class _CastPrecision(Precision):
     """Weights, new parameters and floating-point inputs all in one dtype."""
 
-    _dtypes: dict[str, torch.dtype] = {}
+    _dtypes: ClassVar[dict[str, torch.dtype]] = {}
 
     def __init__(self, precision: str) -> None:
         if precision not in self._dtypes:
@@ -146,7 +146,7 @@ class HalfPrecision(_CastPrecision):
         precision: ``"16-true"`` or ``"bf16-true"``.
     """
 
-    _dtypes = {"16-true": torch.float16, "bf16-true": torch.bfloat16}
+    _dtypes: ClassVar[dict[str, torch.dtype]] = {"16-true": torch.float16, "bf16-true": torch.bfloat16}
 
     def __init__(self, precision: str = "bf16-true") -> None:
         super().__init__(precision)
@@ -155,7 +155,7 @@ class HalfPrecision(_CastPrecision):
 class DoublePrecision(_CastPrecision):
     """All weights and inputs in fp64 (``"64-true"``)."""
 
-    _dtypes = {"64-true": torch.float64}
+    _dtypes: ClassVar[dict[str, torch.dtype]] = {"64-true": torch.float64}
 
     def __init__(self, precision: str = "64-true") -> None:
         super().__init__(precision)
@@ -180,7 +180,7 @@ def precision_for(precision: Any, device_type: str) -> Precision:
     if name in _ALIASES:
         if name in ("16", "bf16"):
             warnings.warn(f"`precision={precision!r}` is Lightning's old name for {_ALIASES[name]!r}; pass "
-                          f"`precision={_ALIASES[name]!r}`.", UserWarning, stacklevel=4)
+                          f"`precision={_ALIASES[name]!r}`.", UserWarning, stacklevel=5)
         name = _ALIASES[name]
     if name not in PRECISION_VALUES:
         valid = ", ".join(map(repr, (*PRECISION_VALUES, 16, "16", "bf16", 32, "32", 64, "64")))

@@ -11,11 +11,12 @@ import torch
 from strategies import _arguments
 from strategies._checkpoint import dump_checkpoint, restore_checkpoint
 from strategies._connector import resolve_strategy
-from strategies._data import inject_distributed_sampler
 from strategies._evaluation import run_evaluation
 from strategies._fit_loop import FitLoop, _limit
+from strategies._hook_calls import _LOADER_HOOK, _HookCalls
 from strategies._logging import _LoggingMixin
-from strategies._optimization import OptimizerProxy, backward
+from strategies._optimization import OptimizerProxy
+from strategies._trainer_properties import _TrainerProperties
 from strategies.callbacks import Callback, HookCall, HookRecorder
 from strategies.module import DataModule, TrainModule, _has_own
 from strategies.parallel import ParallelStrategy
@@ -25,9 +26,6 @@ from strategies.strategy import Strategy
 
 STAGES = ("fit", "validate", "test", "predict")
 _KIND = {"validate": "val", "test": "test", "predict": "predict"}
-_LOADER_HOOK = {"train": "train_dataloader", "val": "val_dataloader", "test": "test_dataloader",
-                "predict": "predict_dataloader"}
-
 
 @dataclass
 class TrainerState:
@@ -41,7 +39,7 @@ class TrainerState:
     should_stop: bool = False
 
 
-class Trainer(_LoggingMixin):
+class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
     """Runs ``fit``/``validate``/``test``/``predict`` with Lightning 2.x's hooks, on any strategy.
 
     Per process: launch -> ``strategy.setup_environment()`` (process group) -> ``prepare_data``
@@ -97,11 +95,11 @@ class Trainer(_LoggingMixin):
         max_steps: int = -1,
         min_steps: int | None = None,
         max_time: Any = None,
-        limit_train_batches: int | float | None = None,
-        limit_val_batches: int | float | None = None,
-        limit_test_batches: int | float | None = None,
-        limit_predict_batches: int | float | None = None,
-        val_check_interval: int | float | None = None,
+        limit_train_batches: float | None = None,
+        limit_val_batches: float | None = None,
+        limit_test_batches: float | None = None,
+        limit_predict_batches: float | None = None,
+        val_check_interval: float | None = None,
         check_val_every_n_epoch: int | None = 1,
         num_sanity_val_steps: int | None = None,
         log_every_n_steps: int | None = None,
@@ -130,12 +128,10 @@ class Trainer(_LoggingMixin):
             val_check_interval=val_check_interval, check_val_every_n_epoch=check_val_every_n_epoch,
             num_sanity_val_steps=num_sanity_val_steps, accumulate_grad_batches=accumulate_grad_batches,
         )
-        self.log_every_n_steps = 50 if log_every_n_steps is None else log_every_n_steps
         self.gradient_clip_val = gradient_clip_val
         self.gradient_clip_algorithm = gradient_clip_algorithm or "norm"
         _arguments.check_loop_arguments(self.accumulate_grad_batches, self.val_check_interval,
-                                        self.num_sanity_val_steps, self.log_every_n_steps, gradient_clip_algorithm,
-                                        self.check_val_every_n_epoch)
+                                        self.num_sanity_val_steps, gradient_clip_algorithm, self.check_val_every_n_epoch)
         self._determinism = (deterministic, benchmark)
         _arguments.apply_determinism(deterministic, benchmark)
         self.inference_mode = inference_mode
@@ -147,7 +143,7 @@ class Trainer(_LoggingMixin):
         self._configure_logging(
             logger=False if self.fast_dev_run else logger,
             enable_checkpointing=False if self.fast_dev_run else enable_checkpointing,
-            default_root_dir=default_root_dir, log_every_n_steps=self.log_every_n_steps,
+            default_root_dir=default_root_dir, log_every_n_steps=50 if log_every_n_steps is None else log_every_n_steps,
             enable_progress_bar=self.enable_progress_bar,
         )
         self._recorder = HookRecorder() if record_hooks else None
@@ -176,6 +172,11 @@ class Trainer(_LoggingMixin):
     def _check_strategy_support(self) -> None:
         from strategies.deepspeed import DeepSpeedStrategy
 
+        if self.sync_batchnorm and isinstance(self.strategy, ParallelStrategy) and self.strategy.root_device.type == "cpu":
+            raise ValueError(
+                "`sync_batchnorm=True` needs CUDA: torch's DistributedDataParallel refuses SyncBatchNorm on CPU. "
+                "Drop it for CPU runs (BatchNorm then normalises over each rank's batch)."
+            )
         if isinstance(self.strategy, DeepSpeedStrategy):
             if self.accumulate_grad_batches != 1:
                 raise ValueError(
@@ -196,126 +197,6 @@ class Trainer(_LoggingMixin):
         self._given_loaders: dict[str, Any] = {}
         self._optimizer_proxies: list[OptimizerProxy] = []
         self._current_fx: str | None = None
-
-    # -- properties ---------------------------------------------------------------------------
-
-    @property
-    def global_rank(self) -> int:
-        """This process's rank over all nodes."""
-        return self.strategy.global_rank
-
-    @property
-    def local_rank(self) -> int:
-        """This process's rank on its node."""
-        return self.strategy.local_rank
-
-    @property
-    def node_rank(self) -> int:
-        """This node's rank."""
-        return self.strategy.node_rank
-
-    @property
-    def world_size(self) -> int:
-        """The number of processes."""
-        return self.strategy.world_size
-
-    @property
-    def is_global_zero(self) -> bool:
-        """Whether this is global rank 0."""
-        return self.strategy.is_global_zero
-
-    @property
-    def accelerator(self) -> Any:
-        """The strategy's accelerator."""
-        return self.strategy.accelerator
-
-    @property
-    def precision(self) -> str:
-        """The precision's name (``"32-true"``, ``"bf16-mixed"``, ...), as Lightning's ``trainer.precision``."""
-        return self.strategy.precision.precision
-
-    @property
-    def precision_plugin(self) -> Precision:
-        """The strategy's precision object."""
-        return self.strategy.precision
-
-    @property
-    def model(self) -> torch.nn.Module:
-        """The module as the strategy runs it (wrapped)."""
-        return self.strategy.model
-
-    @property
-    def module(self) -> torch.nn.Module:
-        """The user's module."""
-        return self.strategy.module
-
-    @property
-    def lightning_module(self) -> torch.nn.Module:
-        """The user's module (Lightning's name)."""
-        return self.strategy.module
-
-    @property
-    def optimizers(self) -> list[torch.optim.Optimizer]:
-        """The optimizers ``configure_optimizers`` returned."""
-        return self.strategy.optimizers
-
-    @property
-    def lr_scheduler_configs(self) -> list[dict[str, Any]]:
-        """The schedulers with their ``interval``/``frequency``/``monitor``."""
-        return self.strategy.lr_scheduler_configs
-
-    @property
-    def num_devices(self) -> int:
-        """Devices (processes) per node."""
-        if isinstance(self.strategy, ParallelStrategy):
-            return self.strategy.num_processes
-        return 1
-
-    @property
-    def current_epoch(self) -> int:
-        """The epoch being trained (epochs completed, after ``fit``)."""
-        return self.state.epoch
-
-    @property
-    def global_step(self) -> int:
-        """Optimizer steps taken."""
-        return self.state.global_step
-
-    @property
-    def should_stop(self) -> bool:
-        """Set it to stop ``fit`` after this batch (honouring ``min_epochs``/``min_steps``); set it on every rank."""
-        return self.state.should_stop
-
-    @should_stop.setter
-    def should_stop(self, value: bool) -> None:
-        self.state.should_stop = value
-
-    @property
-    def training(self) -> bool:
-        """Whether ``fit`` is running (outside its validation)."""
-        return self.state.stage == "fit" and self._current_fx not in _EVAL_HOOKS
-
-    @property
-    def validating(self) -> bool:
-        """Whether a validation run is going on."""
-        return self.state.stage == "validate" or self._current_fx in _EVAL_HOOKS
-
-    @property
-    def testing(self) -> bool:
-        """Whether ``test`` is running."""
-        return self.state.stage == "test"
-
-    @property
-    def predicting(self) -> bool:
-        """Whether ``predict`` is running."""
-        return self.state.stage == "predict"
-
-    @property
-    def hook_record(self) -> list[HookCall]:
-        """Every lifecycle step and hook call of this process (``record_hooks=True``)."""
-        if self._recorder is None:
-            raise RuntimeError("The hook record is off: create the Trainer with `record_hooks=True`.")
-        return self._recorder.calls
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -394,6 +275,8 @@ class Trainer(_LoggingMixin):
                    datamodule: DataModule | None) -> None:
         self._reset_run_state()
         self.state.stage = stage
+        # A spawned worker sends back only this run's calls (its pickled record holds the caller's earlier ones).
+        self._record_from = len(self._recorder.calls) if self._recorder is not None else 0
         self._given_loaders = {k: v for k, v in loaders.items() if v is not None}
         self.datamodule = datamodule
         model._trainer = self
@@ -462,11 +345,12 @@ class Trainer(_LoggingMixin):
         return run_evaluation(self, kind, loader, _limit(loader, self.limits[kind]))
 
     def _on_exception(self, exception: BaseException) -> None:
-        """``on_exception`` of the callbacks and the datamodule, then the strategy's teardown."""
+        """``on_exception`` of the callbacks and the datamodule, loggers finalized as failed, then the teardown."""
         try:
             self._call_callbacks("on_exception", exception)
             if self.datamodule is not None and hasattr(self.datamodule, "on_exception"):
                 self._call("datamodule", self.datamodule, "on_exception", exception)
+            self._finalize_loggers("failed")
         finally:
             self._teardown_strategy()
 
@@ -485,74 +369,13 @@ class Trainer(_LoggingMixin):
             self._call("datamodule", self.datamodule, "teardown", stage)
         self._call_callbacks("teardown", stage)
         self._call_module("teardown", stage)
-
-    # -- what the loops call ------------------------------------------------------------------
-
-    def _record(self, name: str) -> None:
-        if self._recorder is not None:
-            self._recorder.record(self.global_rank, self.state.stage or "", name)
-
-    def _call(self, owner: str, obj: Any, hook: str, *args: Any, **kwargs: Any) -> Any:
-        """Call one hook, recorded as ``owner.hook``, with ``_current_fx`` naming it meanwhile."""
-        if self._recorder is not None:
-            self._recorder.record(self.global_rank, self.state.stage or "", f"{owner}.{hook}")
-        previous, self._current_fx = self._current_fx, hook
-        try:
-            return getattr(obj, hook)(*args, **kwargs)
-        finally:
-            self._current_fx = previous
-
-    def _call_module(self, hook: str, *args: Any, **kwargs: Any) -> Any:
-        return self._call("module", self.strategy.module, hook, *args, **kwargs)
-
-    def _call_callbacks(self, hook: str, *args: Any, monitoring: bool | None = None) -> None:
-        """Every callback's ``hook``; ``monitoring`` picks only the monitoring ones (True) or the others (False)."""
-        module = self.strategy.module
-        for callback in self.callbacks:
-            if monitoring is None or getattr(callback, "_monitors", False) == monitoring:
-                self._call("callback", callback, hook, self, module, *args)
-
-    def _call_step(self, name: str, batch: Any, batch_idx: int) -> Any:
-        """``training_step``/``validation_step``/... through the strategy (so the wrapper sees it)."""
-        return self._call("module", self.strategy, name, batch, batch_idx)
-
-    def _backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
-        backward(self, loss, *args, **kwargs)
-
-    def _has_validation_step(self) -> bool:
-        return _has_own(self.strategy.module, "validation_step", TrainModule)
-
-    def _request_loader(self, kind: str) -> Any:
-        """The stage's loader: the one passed in, else the datamodule's hook, else the module's (Lightning's order)."""
-        hook = _LOADER_HOOK[kind]
-        loader = self._given_loaders.get(kind)
-        if loader is None and self.datamodule is not None:
-            if _has_own(self.datamodule, hook, DataModule):
-                loader = self._call("datamodule", self.datamodule, hook)
-        elif loader is None and _has_own(self.strategy.module, hook, TrainModule):
-            loader = self._call_module(hook)
-        if loader is not None and self.use_distributed_sampler:
-            loader = inject_distributed_sampler(loader, self.strategy.distributed_sampler_kwargs, kind == "train")
-        return loader
-
-    def _transfer_batch(self, batch: Any) -> Any:
-        """The precision's cast, then the three batch-transfer hooks (the datamodule's where it overrides one)."""
-        batch = self.strategy.precision.convert_input(batch)
-        device = self.strategy.root_device
-        for hook, args in (("on_before_batch_transfer", (0,)), ("transfer_batch_to_device", (device, 0)),
-                           ("on_after_batch_transfer", (0,))):
-            if self.datamodule is not None and _has_own(self.datamodule, hook, DataModule):
-                batch = self._call("datamodule", self.datamodule, hook, batch, *args)
-            else:
-                batch = self._call_module(hook, batch, *args)
-        self._current_batch = batch  # self.log reads the batch size from it
-        return batch
+        self._finalize_loggers("success")
 
     # -- spawn result transfer ----------------------------------------------------------------
 
     def _worker_output(self, results: Any) -> dict[str, Any]:
         """What rank 0 of a spawned run sends back to the caller (plain data for weights_only)."""
-        record = [tuple(c) for c in self._recorder.calls] if self._recorder is not None else []
+        record = [tuple(c) for c in self._recorder.calls[self._record_from:]] if self._recorder is not None else []
         return {
             "state_dict": {k: v.detach().cpu() for k, v in self.strategy.module.state_dict().items()},
             "logging": self._logging_worker_output(),
@@ -579,11 +402,6 @@ class Trainer(_LoggingMixin):
         state = self.__dict__.copy()
         state["_caller_module"] = None
         return state
-
-
-_EVAL_HOOKS = frozenset({"validation_step", "on_validation_batch_start", "on_validation_batch_end",
-                         "on_validation_epoch_start", "on_validation_epoch_end", "on_validation_start",
-                         "on_validation_end"})
 
 
 def _ordered(callbacks: list[Any]) -> list[Any]:

@@ -72,7 +72,12 @@ def _recording(cls: type, owner: str, names: list[str], events: list[str]) -> ty
 def record(stage: str) -> list[str]:
     """One Lightning run of ``stage``, the hook events in order."""
     import torch
-    from lightning.pytorch import Callback, LightningDataModule, LightningModule, Trainer
+    from lightning.pytorch import (
+        Callback,
+        LightningDataModule,
+        LightningModule,
+        Trainer,
+    )
     from torch.utils.data import DataLoader, TensorDataset
 
     class Module(LightningModule):

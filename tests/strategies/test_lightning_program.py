@@ -23,9 +23,9 @@ LIGHTNING_IMPORTS = (
     "from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint\n"
     "from lightning.pytorch.loggers import CSVLogger\n"
 )
-STRATEGIES_IMPORTS = (  # strategies has no seed_everything yet: torch.manual_seed is what the program needs
-    "from strategies import DataModule as LightningDataModule, TrainModule as LightningModule, Trainer\n"
-    "from torch import manual_seed as seed_everything\n"
+STRATEGIES_IMPORTS = (
+    "from strategies import DataModule as LightningDataModule, TrainModule as LightningModule, Trainer, "
+    "seed_everything\n"
     "from strategies.callbacks import EarlyStopping, ModelCheckpoint\n"
     "from strategies.loggers import CSVLogger\n"
 )

@@ -42,7 +42,7 @@ class Inspect(Callback):
             sum(p.ds_tensor.numel() for p in params if hasattr(p, "ds_tensor")),
         ]
 
-    def on_fit_end(self, trainer, module):
+    def on_train_end(self, trainer, module):  # before strategy.teardown (on_fit_end is after it)
         self.weights = trainer.strategy.module_state_dict()
 
 

@@ -93,7 +93,7 @@ class Probe(Callback):
             local = p._local_tensor if _fsdp.is_dtensor(p) else p
             self.shards[name] = [local.numel(), p.numel(), int(_fsdp.is_dtensor(p))]
 
-    def on_fit_end(self, trainer, module):
+    def on_train_end(self, trainer, module):  # before strategy.teardown (on_fit_end is after it)
         if isinstance(trainer.strategy, FSDPStrategy):  # through the FSDP root: every rank all-gathers
             with torch.no_grad():
                 self.outputs = trainer.strategy.model("forward", PROBE).detach().clone()

@@ -1,0 +1,142 @@
+"""The Trainer's read-only views (ranks, devices, progress) and ``should_stop``, as Lightning names them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from strategies.parallel import ParallelStrategy
+
+if TYPE_CHECKING:
+    from strategies.callbacks import HookCall
+    from strategies.precision import Precision
+
+_EVAL_HOOKS = frozenset({"validation_step", "on_validation_batch_start", "on_validation_batch_end",
+                         "on_validation_epoch_start", "on_validation_epoch_end", "on_validation_start",
+                         "on_validation_end"})
+
+
+class _TrainerProperties:
+    """Mixed into ``Trainer``: everything here reads ``self.strategy``, ``self.state`` or the record."""
+
+    # -- properties ---------------------------------------------------------------------------
+
+    @property
+    def global_rank(self) -> int:
+        """This process's rank over all nodes."""
+        return self.strategy.global_rank
+
+    @property
+    def local_rank(self) -> int:
+        """This process's rank on its node."""
+        return self.strategy.local_rank
+
+    @property
+    def node_rank(self) -> int:
+        """This node's rank."""
+        return self.strategy.node_rank
+
+    @property
+    def world_size(self) -> int:
+        """The number of processes."""
+        return self.strategy.world_size
+
+    @property
+    def is_global_zero(self) -> bool:
+        """Whether this is global rank 0."""
+        return self.strategy.is_global_zero
+
+    @property
+    def accelerator(self) -> Any:
+        """The strategy's accelerator."""
+        return self.strategy.accelerator
+
+    @property
+    def precision(self) -> str:
+        """The precision's name (``"32-true"``, ``"bf16-mixed"``, ...), as Lightning's ``trainer.precision``."""
+        return self.strategy.precision.precision
+
+    @property
+    def precision_plugin(self) -> Precision:
+        """The strategy's precision object."""
+        return self.strategy.precision
+
+    @property
+    def model(self) -> torch.nn.Module:
+        """The module as the strategy runs it (wrapped)."""
+        return self.strategy.model
+
+    @property
+    def module(self) -> torch.nn.Module:
+        """The user's module."""
+        return self.strategy.module
+
+    @property
+    def lightning_module(self) -> torch.nn.Module:
+        """The user's module (Lightning's name)."""
+        return self.strategy.module
+
+    @property
+    def optimizers(self) -> list[torch.optim.Optimizer]:
+        """The optimizers ``configure_optimizers`` returned."""
+        return self.strategy.optimizers
+
+    @property
+    def lr_scheduler_configs(self) -> list[dict[str, Any]]:
+        """The schedulers with their ``interval``/``frequency``/``monitor``."""
+        return self.strategy.lr_scheduler_configs
+
+    @property
+    def num_devices(self) -> int:
+        """Devices (processes) per node."""
+        if isinstance(self.strategy, ParallelStrategy):
+            return self.strategy.num_processes
+        return 1
+
+    @property
+    def current_epoch(self) -> int:
+        """The epoch being trained (epochs completed, after ``fit``)."""
+        return self.state.epoch
+
+    @property
+    def global_step(self) -> int:
+        """Optimizer steps taken."""
+        return self.state.global_step
+
+    @property
+    def should_stop(self) -> bool:
+        """Set it to stop ``fit`` after this batch (honouring ``min_epochs``/``min_steps``); set it on every rank."""
+        return self.state.should_stop
+
+    @should_stop.setter
+    def should_stop(self, value: bool) -> None:
+        self.state.should_stop = value
+
+    @property
+    def training(self) -> bool:
+        """Whether ``fit`` is running (outside its validation)."""
+        return self.state.stage == "fit" and self._current_fx not in _EVAL_HOOKS
+
+    @property
+    def validating(self) -> bool:
+        """Whether a validation run is going on."""
+        return self.state.stage == "validate" or self._current_fx in _EVAL_HOOKS
+
+    @property
+    def testing(self) -> bool:
+        """Whether ``test`` is running."""
+        return self.state.stage == "test"
+
+    @property
+    def predicting(self) -> bool:
+        """Whether ``predict`` is running."""
+        return self.state.stage == "predict"
+
+    @property
+    def hook_record(self) -> list[HookCall]:
+        """Every lifecycle step and hook call of this process (``record_hooks=True``)."""
+        if self._recorder is None:
+            raise RuntimeError("The hook record is off: create the Trainer with `record_hooks=True`.")
+        return self._recorder.calls
+
