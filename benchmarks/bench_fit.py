@@ -1,6 +1,6 @@
 """Our Trainer against a plain torch DDP script: 2 CPU processes, a small MLP, 200 steps; and import time.
 
-    python benchmarks/bench_fit.py [--rounds 3] [--steps 200] [--import-rounds 7]
+    python benchmarks/bench_fit.py [--rounds 3] [--steps 200] [--import-rounds 7]   # --rounds 0: imports only
 
 Each round runs both programs once (alternating, so machine noise hits both); the medians of
 the wall time of the whole program and of the steady-state step time (steps 50..end, rank 0)
@@ -64,8 +64,9 @@ def run_ours(steps: int) -> None:
 
     clock = Clock()
     x, y = _data(steps)
+    # No logger or checkpoint files: the plain script writes none either.
     trainer = Trainer(strategy="ddp", accelerator="cpu", devices=2, max_steps=steps, enable_progress_bar=False,
-                      callbacks=[clock])
+                      logger=False, enable_checkpointing=False, callbacks=[clock])
     trainer.fit(Model(), DataLoader(TensorDataset(x, y), batch_size=32))
     if trainer.is_global_zero:
         print(f"STEP_MS {(clock.t1 - clock.t0) / (steps - WARMUP) * 1e3:.4f}")
@@ -131,15 +132,22 @@ def _import_seconds(module: str) -> float:
 
 
 def import_ratio(rounds: int) -> None:
-    """Print the median time of ``import strategies`` and ``import torch`` in fresh interpreters, and the ratio."""
+    """Time ``import strategies`` and ``import torch`` in fresh interpreters; print medians, minimums and ratios.
+
+    The target is checked on the minimums (as ``timeit`` does): an import does the same work every
+    time, so the fastest run is the one the rest of the machine disturbed least.
+    """
     times: dict[str, list[float]] = {"torch": [], "strategies": []}
     for _ in range(rounds):
         for module in times:
             times[module].append(_import_seconds(module))
     med = {k: statistics.median(v) for k, v in times.items()}
-    for module, value in med.items():
-        print(f"import {module:10s}: {value:.3f} s (raw {', '.join(f'{t:.2f}' for t in times[module])})")
-    print(f"ratio import strategies/torch: {med['strategies'] / med['torch']:.3f}x (target <= 1.15)")
+    low = {k: min(v) for k, v in times.items()}
+    for module in times:
+        raw = ", ".join(f"{t:.2f}" for t in times[module])
+        print(f"import {module:10s}: min {low[module]:.3f} s, median {med[module]:.3f} s (raw {raw})")
+    print(f"ratio import strategies/torch: min {low['strategies'] / low['torch']:.3f}x (target <= 1.15), "
+          f"median {med['strategies'] / med['torch']:.3f}x")
 
 
 def main() -> None:
@@ -153,17 +161,23 @@ def main() -> None:
         return run_ours(args.steps)
     if args.worker == "plain":
         return run_plain(args.steps)
+    if args.rounds > 0:
+        fit_ratio(args.rounds, args.steps)
+    import_ratio(args.import_rounds)
+
+
+def fit_ratio(rounds: int, steps: int) -> None:
+    """Run both fit programs ``rounds`` times, alternating; print medians and ratios."""
     results: dict[str, list[tuple[float, float]]] = {"plain": [], "ours": []}
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         for kind in ("plain", "ours"):
-            results[kind].append(_measure(kind, args.steps))
+            results[kind].append(_measure(kind, steps))
     med = {k: (statistics.median(w for w, _ in v), statistics.median(s for _, s in v)) for k, v in results.items()}
     for kind, (wall, step) in med.items():
         raw = ", ".join(f"{w:.2f}" for w, _ in results[kind])
         print(f"{kind:5s}: wall {wall:6.2f} s (raw {raw}), steady step {step:.3f} ms")
     print(f"ratio ours/plain: wall {med['ours'][0] / med['plain'][0]:.3f}x (target <= 1.10), "
           f"per-step {med['ours'][1] / med['plain'][1]:.3f}x (target <= 1.05)")
-    import_ratio(args.import_rounds)
 
 
 if __name__ == "__main__":

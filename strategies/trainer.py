@@ -259,9 +259,9 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
             self._record("strategy.setup")
             strategy.setup(self)
             self._setup_optimizers()
-            self._on_fit_start()
             if ckpt_path is not None:
                 restore_checkpoint(self, ckpt_path)
+            self._on_fit_start()
             result = self._run_stage(stage)
         except BaseException as exception:
             self._on_exception(exception)

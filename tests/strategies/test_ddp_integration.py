@@ -15,14 +15,25 @@ import pytest
 import torch
 from _helpers import PROBE, ROOT, expected_order, observed_order, run_script, script_env
 from probe import dataset
+from torch.utils.data import DistributedSampler
 
 
-def _reference_weights() -> list:
-    """One SGD step of a single process over the same global batch (samples 0-7)."""
+def _first_global_batch(world: int = 2, batch_size: int = 4) -> list[int]:
+    """The samples of the first step of ``world`` ranks: their training sampler shuffles (seed 0, epoch 0)."""
+    indices = []
+    for rank in range(world):
+        sampler = DistributedSampler(dataset(), num_replicas=world, rank=rank, shuffle=True, seed=0)
+        indices += list(sampler)[:batch_size]
+    return indices
+
+
+def _reference_weights(samples: list[int] | None = None) -> list:
+    """One SGD step of a single process over the same global batch (by default samples 0-7, unshuffled)."""
     torch.manual_seed(0)
     layer = torch.nn.Linear(4, 1)
     x, y = dataset().tensors
-    loss = torch.nn.functional.mse_loss(layer(x[:8]), y[:8])
+    samples = list(range(8)) if samples is None else samples
+    loss = torch.nn.functional.mse_loss(layer(x[samples]), y[samples])
     loss.backward()
     with torch.no_grad():
         for p in layer.parameters():
@@ -35,7 +46,7 @@ def _load(out, world=2) -> list[dict]:
 
 
 def _check_run(reports: list[dict]) -> None:
-    reference = _reference_weights()
+    reference = _reference_weights(_first_global_batch())
     for rank, report in enumerate(reports):
         for key in ("module_setup", "datamodule_setup"):
             seen = report[key]

@@ -57,10 +57,10 @@ def test_spawn_fit_updates_the_callers_module_and_metrics():
     assert not dist.is_initialized()
     trainer.fit(module, datamodule=SpawnData(batch_size=4))
     assert not dist.is_initialized(), "the caller must never have a process group"
-    # Same reference as the DDP test: one SGD step over samples 0-7.
-    from test_ddp_integration import _reference_weights
+    # Same reference as the DDP test: one SGD step over the first shuffled global batch.
+    from test_ddp_integration import _first_global_batch, _reference_weights
 
-    reference = _reference_weights()
+    reference = _reference_weights(_first_global_batch())
     assert not torch.equal(module.layer.weight, before)
     assert torch.allclose(module.layer.weight.flatten(), torch.tensor(reference[0]), atol=1e-6)
     metrics = trainer.callback_metrics
