@@ -74,5 +74,6 @@ class _HookCalls:
                 batch = self._call("datamodule", self.datamodule, hook, batch, *args)
             else:
                 batch = self._call_module(hook, batch, *args)
+        self._current_batch = batch  # self.log reads the batch size from it
         return batch
 

@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from strategies._metrics import (
+    LOOP_STEP_HOOK,
     ReduceFx,
     _Options,
     _Results,
@@ -35,7 +36,7 @@ from strategies._metrics import (
     resolve_levels,
     to_tensor,
 )
-from strategies.loggers import CSVLogger, Logger
+from strategies.loggers import CSVLogger, Logger, _VersionedLogger
 
 _KINDS = ("train", "val", "test", "predict", "sanity")
 _KIND_OF_HOOK_PREFIX = (("on_train_", "train"), ("on_validation_", "val"), ("on_test_", "test"))
@@ -131,7 +132,7 @@ class _LoggingMixin:
         first = self.logger
         if first is None:
             return self.default_root_dir
-        path = first.log_dir if isinstance(first, _builtin_logger_types()) else first.save_dir
+        path = first.log_dir if isinstance(first, _VersionedLogger) else first.save_dir
         return path if path is not None else self.default_root_dir
 
     @property
@@ -199,7 +200,7 @@ class _LoggingMixin:
         """Store one ``self.log`` value with Lightning's semantics (see ``TrainModule.log``)."""
         self._check_new_run()
         kind = self._active[-1] if self._active else None
-        fx = getattr(self, "_current_fx", None) or _hook_of(kind)
+        fx = getattr(self, "_current_fx", None) or LOOP_STEP_HOOK.get(kind or "")
         if fx is None:
             raise RuntimeError(
                 f"`self.log({name!r}, ...)` was called outside the Trainer's loops: log inside a step or "
@@ -401,18 +402,6 @@ def _resolve_loggers(logger: Any, save_dir: str) -> list[Logger]:
                 "(`CSVLogger`, `TensorBoardLogger`, or your subclass) or a list of them."
             )
     return loggers
-
-
-def _builtin_logger_types() -> tuple[type, ...]:
-    from strategies.loggers import _VersionedLogger
-
-    return (_VersionedLogger,)
-
-
-def _hook_of(kind: str | None) -> str | None:
-    from strategies._metrics import LOOP_STEP_HOOK
-
-    return LOOP_STEP_HOOK.get(kind) if kind is not None else None
 
 
 def _kind_of_hook(fx: str) -> str:

@@ -91,6 +91,7 @@ class EarlyStopping(Callback):
         return self.mode_dict[self.mode]
 
     @property
+    @override
     def state_key(self) -> str:
         """The key of this callback's state in a checkpoint (Lightning's format)."""
         return type(self).__qualname__ + repr({"monitor": self.monitor, "mode": self.mode})
@@ -99,7 +100,7 @@ class EarlyStopping(Callback):
     def setup(self, trainer: Trainer, module: TrainModule, stage: str) -> None:
         if self._check_on_train_epoch_end is None:
             self._check_on_train_epoch_end = (
-                getattr(trainer, "val_check_interval", 1.0) == 1.0 and getattr(trainer, "check_val_every_n_epoch", 1) == 1
+                trainer.val_check_interval == 1.0 and trainer.check_val_every_n_epoch == 1
             )
 
     @override
@@ -107,6 +108,7 @@ class EarlyStopping(Callback):
         if self._check_on_train_epoch_end and not self._should_skip_check(trainer):
             self._run_early_stopping_check(trainer)
 
+    @override
     def on_validation_end(self, trainer: Trainer, module: TrainModule) -> None:
         """After validation: check here when validation does not run once at each epoch's end."""
         if not self._check_on_train_epoch_end and not self._should_skip_check(trainer):
@@ -132,11 +134,11 @@ class EarlyStopping(Callback):
         self.stopping_reason_message = state.get("stopping_reason_message")
 
     def _should_skip_check(self, trainer: Trainer) -> bool:
-        return trainer.state.stage != "fit" or bool(getattr(trainer, "sanity_checking", False))
+        return trainer.state.stage != "fit" or trainer.sanity_checking
 
     def _run_early_stopping_check(self, trainer: Trainer) -> None:
         logs = trainer.callback_metrics
-        if getattr(trainer, "fast_dev_run", False) or not self._metric_present(logs):
+        if trainer.fast_dev_run or not self._metric_present(logs):
             return
         current = logs[self.monitor].squeeze()
         should_stop, reason = self._evaluate_stopping_criteria(current)

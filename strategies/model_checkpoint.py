@@ -117,6 +117,7 @@ class ModelCheckpoint(Callback):
         return self._every_n_epochs
 
     @property
+    @override
     def state_key(self) -> str:
         """The key of this callback's state in a checkpoint (Lightning's format)."""
         return f"{type(self).__qualname__}" + repr({
@@ -153,9 +154,10 @@ class ModelCheckpoint(Callback):
         if not self._should_skip_saving(trainer) and self._should_save_on_train_epoch_end(trainer):
             self._save_for_epoch(trainer)
 
+    @override
     def on_validation_end(self, trainer: Trainer, module: TrainModule) -> None:
         """After validation: save here when validation does not run once at each epoch's end."""
-        if not getattr(trainer, "sanity_checking", False):
+        if not trainer.sanity_checking:
             self._validation_ran = True
         if self._should_skip_saving(trainer) or self._should_save_on_train_epoch_end(trainer):
             return
@@ -167,6 +169,7 @@ class ModelCheckpoint(Callback):
             return
         self._save_for_epoch(trainer)
 
+    @override
     def on_train_end(self, trainer: Trainer, module: TrainModule) -> None:
         """Write ``last.ckpt`` if ``save_last`` and nothing was saved yet."""
         if self.save_last and not self._last_checkpoint_saved:
@@ -244,22 +247,22 @@ class ModelCheckpoint(Callback):
 
     def _should_skip_saving(self, trainer: Trainer) -> bool:
         return (
-            bool(getattr(trainer, "fast_dev_run", False))
+            bool(trainer.fast_dev_run)
             or trainer.state.stage != "fit"
-            or bool(getattr(trainer, "sanity_checking", False))
+            or trainer.sanity_checking
             or self._last_global_step_saved == trainer.global_step
         )
 
     def _should_save_on_train_epoch_end(self, trainer: Trainer) -> bool:
         if self._save_on_train_epoch_end is not None:
             return self._save_on_train_epoch_end
-        num_val_batches = getattr(trainer, "num_val_batches", None)
+        num_val_batches = getattr(trainer, "num_val_batches", None)  # Lightning's attribute, when the Trainer has it
         if num_val_batches is not None and not (sum(num_val_batches) if isinstance(num_val_batches, list)
                                                 else num_val_batches):
             return True  # no validation: the epoch's end is the only place
-        if getattr(trainer, "check_val_every_n_epoch", 1) != 1:
+        if trainer.check_val_every_n_epoch != 1:
             return False
-        return getattr(trainer, "val_check_interval", 1.0) == 1.0
+        return trainer.val_check_interval == 1.0
 
     def _save_for_epoch(self, trainer: Trainer) -> None:
         candidates = self._monitor_candidates(trainer)
@@ -372,7 +375,7 @@ class ModelCheckpoint(Callback):
     def _should_remove(self, trainer: Trainer, previous: str, current: str) -> bool:
         if previous == current:
             return False
-        resumed = getattr(trainer, "ckpt_path", None)
+        resumed = getattr(trainer, "ckpt_path", None)  # Lightning's name for the checkpoint a fit resumed from
         if resumed is not None and Path(previous).absolute() == Path(resumed).absolute():
             return False
         return self.dirpath is not None and Path(self.dirpath).absolute() in Path(previous).absolute().parents

@@ -61,6 +61,9 @@ class Host(_LoggingMixin):
 
     should_stop = False
     sanity_checking = False
+    fast_dev_run = 0
+    check_val_every_n_epoch = 1
+    val_check_interval = 1.0
     ckpt_path = None
 
     @property

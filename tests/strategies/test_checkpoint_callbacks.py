@@ -125,3 +125,13 @@ def test_early_stopping_strict_and_not_strict():
     host = Host(callbacks=[EarlyStopping("val_acc", strict=False)])
     _fit(host, [([1.0], [1.0])] * 2)
     assert not host.should_stop and host.current_epoch == 2
+
+
+def test_with_validation_every_other_epoch_it_saves_after_validation(tmp_path):
+    ckpt = ModelCheckpoint(dirpath=tmp_path, monitor="val_loss", save_top_k=-1)
+    stopper = EarlyStopping("val_loss", patience=1)
+    host = Host(callbacks=[stopper, ckpt])
+    host.check_val_every_n_epoch = 2
+    _fit(host, [([1.0], None), ([1.0], [0.5]), ([1.0], None), ([1.0], [0.3])])
+    assert _files(tmp_path) == ["epoch=1-step=2.ckpt", "epoch=3-step=4.ckpt"]
+    assert not host.should_stop and float(stopper.best_score) == pytest.approx(0.3)  # checked after validation only

@@ -165,3 +165,15 @@ def test_csv_rows_match_lightnings_layout(tmp_path):
         {"epoch": "0", "loss": "1.0", "step": "0", "val_loss": ""},
         {"epoch": "0", "loss": "", "step": "0", "val_loss": "0.5"},
     ]
+
+
+def test_eval_values_logged_on_step_reach_the_logger_each_batch_at_the_batch_index():
+    host = Host(stage="validate")
+    host._metrics_reset("val")
+    for value in (1.0, 3.0):
+        host.log("validation_step", "acc", value, on_step=True)
+        host._metrics_batch_end("val")
+    assert host._metrics_epoch_end("val") == {"acc_epoch": pytest.approx(2.0)}
+    assert host.logger.rows == [(0, {"acc_step": 1.0}), (1, {"acc_step": 3.0}),
+                                (0, {"acc_epoch": pytest.approx(2.0), "epoch": 0})]
+    assert "acc_step" not in host.callback_metrics  # eval step values are not monitored, as in Lightning
