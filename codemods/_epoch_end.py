@@ -182,14 +182,18 @@ def plan_epoch_end(info: ClassInfo, hook: cst.FunctionDef, source: str) -> str |
         assert isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock)
         head = cst.parse_statement(f"{outputs} = {self_name}.{store}\n")
         reset = cst.parse_statement(f"{self_name}.{store} = []\n")
+        old = list(node.body.body)
+        doc = old[:1] if old and m.matches(old[0], m.SimpleStatementLine(body=[m.Expr(m.SimpleString())])) else []
+        old = old[len(doc) :]
         if early_return:  # every way out starts the new list
             finally_ = cst.Finally(body=cst.IndentedBlock(body=[reset]))
             body: tuple[cst.BaseStatement, ...] = (
+                *doc,
                 head,
-                cst.Try(body=cst.IndentedBlock(body=node.body.body), finalbody=finally_),
+                cst.Try(body=cst.IndentedBlock(body=old), finalbody=finally_),
             )
         else:
-            body = (head, *node.body.body, reset)
+            body = (*doc, head, *old, reset)
         first = node.params.params[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return node.with_changes(
             name=cst.Name(new_hook), params=node.params.with_changes(params=(first,)),
