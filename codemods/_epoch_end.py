@@ -16,16 +16,10 @@ from typing import cast
 import libcst as cst
 import libcst.matchers as m
 
+from ._facts import EPOCH_END_HOOKS
 from ._scopes import ClassInfo
 
 __all__ = ["EPOCH_END_HOOKS", "plan_epoch_end"]
-
-#: old hook -> (its step, the new hook, the list on ``self``)
-EPOCH_END_HOOKS = {
-    "training_epoch_end": ("training_step", "on_train_epoch_end", "training_step_outputs"),
-    "validation_epoch_end": ("validation_step", "on_validation_epoch_end", "validation_step_outputs"),
-    "test_epoch_end": ("test_step", "on_test_epoch_end", "test_step_outputs"),
-}
 
 Fn = Callable[[cst.CSTNode], cst.CSTNode]
 
@@ -127,13 +121,12 @@ def _is_super_init(statement: cst.CSTNode) -> bool:
 def plan_epoch_end(info: ClassInfo, hook: cst.FunctionDef, source: str) -> str | list[tuple[cst.CSTNode, Fn, str]]:
     """The edits that rewrite ``hook`` of ``info`` (node, fn, message), or why it stays a TODO."""
     name = hook.name.value
-    step_name, new_hook, store = EPOCH_END_HOOKS[name]
-    training = name == "training_epoch_end"
+    step_name, step_end, new_hook, store, training = EPOCH_END_HOOKS[name]
     defs = {s.name.value: s for s in info.node.body.body if isinstance(s, cst.FunctionDef)}
     step = defs.get(step_name)
     if step is None:
         return f"`{step_name}` is not defined in this class"
-    for other in (new_hook, step_name.replace("_step", "_step_end")):
+    for other in (new_hook, step_end):
         if other in defs:
             return f"the class defines `{other}`"
     if info.node.decorators or info.node.keywords:
