@@ -30,7 +30,8 @@ class MarkUncalledHooksCommand(RuleCommand):
     started at its end, and ``__init__`` (after ``super().__init__()``, or a new one) starts the list.
     A step returning a bare tensor name for training, extra step arguments (several optimizers or
     dataloaders), a ``*_step_end`` or ``on_*_epoch_end`` already defined, and the like keep the TODO,
-    which says why.
+    which says why. As in Lightning 2.x, the code then runs after the ``on_*_epoch_end`` of
+    callbacks other than checkpoint and early stopping (1.x ran it before every callback's).
 
     Before::
 
