@@ -71,7 +71,13 @@ class MarkUncalledHooksCommand(RuleCommand):
                 if reason is None:
                     continue
                 if name in EPOCH_END_HOOKS:
-                    plan = plan_epoch_end(info, statement, ctx.analysis.module.code)
+                    bases = info.node.bases
+                    direct = len(bases) == 1 and ctx.old_object(bases[0].value, info.scope) is not None
+                    plan = (
+                        plan_epoch_end(info, statement, ctx.analysis.module.code)
+                        if direct
+                        else "the class has other bases than the library's, whose hooks this cannot see"
+                    )
                     if not isinstance(plan, str):
                         for node, fn, message in plan:
                             ctx.edits.replace(node, fn, self.RULE, message, entry=entry)
