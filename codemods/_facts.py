@@ -303,6 +303,16 @@ _HOOK_MOVES = {
 _EPOCH_OUTPUTS = frozenset({"training_epoch_end", "validation_epoch_end", "test_epoch_end"})
 
 
+#: 1.x ``*_epoch_end(outputs)`` -> (its step, its ``*_step_end``, the 2.x hook, the list on ``self``,
+#: whether 1.x kept training outputs: a dict with its ``"loss"`` detached). CM011 rewrites them.
+EPOCH_END_HOOKS = {
+    "training_epoch_end": ("training_step", "training_step_end", "on_train_epoch_end", "training_step_outputs", True),
+    "validation_epoch_end": (
+        "validation_step", "validation_step_end", "on_validation_epoch_end", "validation_step_outputs", False),
+    "test_epoch_end": ("test_step", "test_step_end", "on_test_epoch_end", "test_step_outputs", False),
+}  # fmt: skip
+
+
 def uncalled_hook(old_base: str, new_base: str, name: str) -> str | None:
     """Where the code of the old hook ``name`` goes when ``new_base``'s Trainer never calls it.
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -48,3 +49,23 @@ def test_migrated_program_keeps_behaviour(case: str, tmp_path: pathlib.Path) -> 
         assert new == EXPECTED[case]
     else:
         assert new == _run(source.replace("pytorch_lightning", "compat"), tmp_path, "old")
+
+
+#: Cases that also run migrated for ``--target lightning`` on Lightning 2.6, and the pattern of
+#: what they print that is compared (Lightning's progress bar writes to stdout too, mid-line).
+LIGHTNING_CASES = {"epoch_end_outputs": r"(?:train|val) \d+ [^\r\n]*"}
+
+
+@pytest.mark.extras
+@pytest.mark.parametrize("case", sorted(LIGHTNING_CASES))
+def test_migrated_program_keeps_behaviour_on_lightning(case: str, tmp_path: pathlib.Path) -> None:
+    pytest.importorskip("lightning", reason="needs the lightning extra: pip install 'lightning==2.6.*'")
+    source = (RUN / f"{case}.py").read_text()
+    migrated = codemods.migrate_source(source, target="lightning").code
+    assert "pytorch_lightning" not in migrated, "the case must be migrated completely"
+
+    new = re.findall(LIGHTNING_CASES[case], _run(migrated, tmp_path, "new"))
+    assert new, "the migrated program printed nothing to compare"
+    assert new == re.findall(
+        LIGHTNING_CASES[case], _run(source.replace("pytorch_lightning", "compat"), tmp_path, "old")
+    )
