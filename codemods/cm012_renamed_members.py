@@ -89,9 +89,9 @@ class CheckRenamedMembersCommand(RuleCommand):
         if not isinstance(value, (cst.Name, cst.Attribute, cst.Call)):
             return None
         if not isinstance(value, cst.Call):
-            entry = ctx.old_object(value, scope)
-            if entry is not None:  # the class itself: `LightningModule.CHECKPOINT_HYPER_PARAMS_KEY`
-                return self._renamed_class(ctx, entry, entry, True)
+            cls = ctx.old_object(value, scope)
+            if cls is not None:  # the class itself: `LightningModule.CHECKPOINT_HYPER_PARAMS_KEY`
+                return self._renamed_class(ctx, cls, cls, True)
         if isinstance(value, cst.Attribute):
             return None  # `self.trainer`, `cfg.plugin`: spelled like a class, not known to be one
         if isinstance(value, cst.Name) and any(b.owner is not None for b in ctx.bindings(value, scope)):
@@ -99,8 +99,8 @@ class CheckRenamedMembersCommand(RuleCommand):
         origin, sure = ctx.receiver_of(value, scope)
         if not isinstance(origin, str) or sure not in ("exact", "open"):
             return None
-        entry = table.object(origin)
-        return self._renamed_class(ctx, entry, None, sure == "exact") if entry is not None else None
+        instance = table.object(origin)
+        return self._renamed_class(ctx, instance, None, sure == "exact") if instance is not None else None
 
     @staticmethod
     def _renamed_class(
