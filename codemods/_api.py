@@ -23,6 +23,7 @@ from .cm008_new_signatures import CheckNewSignaturesCommand
 from .cm009_type_checks import KeepTypeChecksCommand
 from .cm010_dotted_paths import RewriteDottedPathsCommand
 from .cm011_uncalled_hooks import MarkUncalledHooksCommand
+from .cm012_renamed_members import CheckRenamedMembersCommand
 
 if TYPE_CHECKING:
     from libcst.codemod import Codemod, CodemodContext
@@ -44,6 +45,7 @@ RULES: dict[Rule, type[RuleCommand]] = {
         KeepTypeChecksCommand,
         RewriteDottedPathsCommand,
         MarkUncalledHooksCommand,
+        CheckRenamedMembersCommand,
     )
 }
 

@@ -19,14 +19,17 @@ __all__ = [
     "CONFIG_NAMES",
     "OLD_ONLY_MEMBERS",
     "NewSignature",
+    "attribute_types",
     "cpu_count_default",
     "new_hierarchy_known",
     "new_is_subclass",
     "new_signature",
     "old_keywords",
+    "missing_member",
     "old_positional", "removed_classmethod",
     "spawn_strategy",
     "spawns_by_count",
+    "subclassed_by_libraries",
     "super_required",
     "trainer",
 ]  # fmt: skip
@@ -327,3 +330,67 @@ def uncalled_hook(old_base: str, new_base: str, name: str) -> str | None:
     if name in _EPOCH_OUTPUTS:
         where += " (without `outputs`: the step appends what it returns to a list on `self`, the epoch-end hook reads and clears it)"
     return f"`{name}` is never called on a `{short}`: {where}"
+
+
+#: What an old attribute the table renames held, and what its new name holds on each target's
+#: Trainer (``trainer.training_type_plugin`` -> ``trainer.strategy``): members used on the result
+#: must exist on the new class. The catalog records member names, not their types.
+_ATTRIBUTE_TYPES = {
+    ("pytorch_lightning.Trainer", "training_type_plugin"): "pytorch_lightning.plugins.TrainingTypePlugin",
+    ("pytorch_lightning.Trainer", "accelerator_backend"): "pytorch_lightning.accelerators.Accelerator",
+}
+_NEW_ATTRIBUTE_TYPES = {
+    ("strategies", "strategy"): "strategies.Strategy",
+    ("lightning", "strategy"): "lightning.pytorch.strategies.Strategy",
+}
+
+
+def attribute_types(owner: str, member: str, new_member: str, target: str) -> tuple[str, str] | None:
+    """``(old class, new class)`` of what ``owner.member`` (renamed to ``new_member``) holds.
+
+    ``None`` when either is not known here.
+    """
+    old = _ATTRIBUTE_TYPES.get((owner, member))
+    new = _NEW_ATTRIBUTE_TYPES.get((target, new_member))
+    return (old, new) if old and new else None
+
+
+def _short(path: str) -> str:
+    return path.rpartition(".")[2]
+
+
+def missing_member(old_cls: str, new_cls: str, name: str, exact: bool) -> str | None:
+    """Why ``name``, used on an old ``old_cls`` now a ``new_cls``, is no member of the new class.
+
+    ``None`` when the new class (or a base) has it, when the old releases did not have it
+    either (the user's own attribute), or when either class is not in the catalogs. With
+    ``exact`` false the object may be any subclass of ``new_cls`` (``trainer.strategy``), so a
+    member that some subclass in the target defines counts as present.
+    """
+    if name.startswith("__") and name.endswith("__"):
+        return None
+    olds = _catalog.old_with(old_cls, name)
+    catalog = _target_catalog(new_cls)
+    if not olds or not catalog.has(new_cls) or catalog.has_member(new_cls, name):
+        return None
+    if not exact and catalog.subclasses_defining(new_cls, name):
+        return None
+    where = olds[-1].defined_in(old_cls, name) or old_cls
+    versions = olds[0].version if len(olds) == 1 else f"{olds[0].version}-{olds[-1].version}"
+    return (
+        f"`{_short(new_cls)}` has no `{name}` (it was on `{_short(where)}` in {versions}): "
+        "find what replaces it on the target, or drop it"
+    )
+
+
+#: Old base classes that libraries built on the old API subclass (bolts, flash, NeMo models and
+#: callbacks). Their objects and classes derive from the OLD class, not from its new name, so an
+#: ``isinstance``/``issubclass`` check against the new name no longer matches them.
+_LIBRARY_BASES = frozenset({
+    "pytorch_lightning.LightningModule", "pytorch_lightning.LightningDataModule", "pytorch_lightning.Callback",
+})  # fmt: skip
+
+
+def subclassed_by_libraries(old_cls: str) -> bool:
+    """Whether third-party libraries subclass the old class ``old_cls`` (see ``_LIBRARY_BASES``)."""
+    return old_cls in _LIBRARY_BASES

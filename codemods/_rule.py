@@ -47,6 +47,7 @@ class Rule(enum.StrEnum):
     CM009 = "CM009"
     CM010 = "CM010"
     CM011 = "CM011"
+    CM012 = "CM012"
 
     def todo(self, hint: str) -> str:
         """The full comment for one site: the prefix, this id, then the hint on one line."""

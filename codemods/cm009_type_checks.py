@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from compat.renames import Rename
+
 from ._context import Context
-from ._facts import new_hierarchy_known, new_is_subclass
+from ._facts import new_hierarchy_known, new_is_subclass, subclassed_by_libraries
 from ._imports import bind_new
 from ._rule import Rule, RuleCommand
 from ._scopes import Scope, dotted
@@ -25,7 +27,10 @@ class KeepTypeChecksCommand(RuleCommand):
     that no longer matches a class the old one did (``DeepSpeedPlugin`` was a ``DDPPlugin``,
     ``DeepSpeedStrategy`` is no ``DDPStrategy``) gets it added to a tuple. A check whose extra
     classes the type cannot tell apart (Lightning's spawn is ``DDPStrategy(start_method="spawn")``),
-    and a tuple of classes whose union changed, get a TODO.
+    and a tuple of classes whose union changed, get a TODO. So does a check against a base that
+    libraries subclass (``LightningModule``, ``LightningDataModule``, ``Callback``) on a value not
+    provably from this tree (``self``, an instance of a class of the tree, such a class): a
+    library's model built on the old ``pytorch_lightning.LightningModule`` is no ``TrainModule``.
 
     Before::
 
@@ -83,6 +88,7 @@ class KeepTypeChecksCommand(RuleCommand):
             elif not now and other.old in before and table.auto(other):
                 missing.append((other.old_name, other_new))
         if not extra and not missing:
+            self._libraries(ctx, call, scope, [entry])
             return
         old_name = entry.old_name
         mixed = any(n == new or any(new_is_subclass(m, n) for _, m in missing) for _, n in extra)
@@ -135,6 +141,50 @@ class KeepTypeChecksCommand(RuleCommand):
             names = "`, `".join(changed)
             hint = f"`{_func_name(call)}(..., (...))` changes meaning with the new hierarchy for `{names}`: check it"
             ctx.edits.todo(call, self.RULE, hint, renamed[0][0])
+        else:
+            self._libraries(ctx, call, scope, [e for e, _ in renamed])
+
+    def _libraries(self, ctx: Context, call: cst.Call, scope: Scope, entries: list[Rename]) -> None:
+        """A TODO when the check is against a base that libraries subclass, on a subject of unknown origin.
+
+        ``isinstance(model, LightningModule)`` -> ``TrainModule``: a model from a library still
+        built on ``pytorch_lightning`` derives from the old class, not from ``TrainModule``.
+        """
+        bases = [e for e in entries if subclassed_by_libraries(e.old)]
+        if not bases or self._from_this_tree(ctx, call, scope):
+            return
+        names = "`, `".join(e.old for e in bases)
+        news = ", ".join((ctx.table.new(e) or "").rpartition(".")[2] for e in bases)
+        check = _func_name(call)
+        what = "objects of library classes" if check == "isinstance" else "library classes"
+        hint = (
+            f"`{check}(..., {news})` is False for {what} still built on the old `{names}` "
+            "(it was True): check where this value comes from"
+        )
+        ctx.edits.todo(call, self.RULE, hint, bases[0])
+
+    @staticmethod
+    def _from_this_tree(ctx: Context, call: cst.Call, scope: Scope) -> bool:
+        """Whether the checked value is provably this tree's: ``self`` in a class defined here,
+        an instance built from a class of the tree, or (``issubclass``) such a class itself."""
+
+        def ours(name: cst.BaseExpression, where: Scope) -> bool:
+            bound = ctx.bindings(name, where) if isinstance(name, cst.Name) else []
+            return len(bound) == 1 and (
+                bound[0].kind == "class" or (bound[0].kind == "import" and bound[0].qualname in ctx.user_classes)
+            )
+
+        subject = call.args[0].value
+        if _func_name(call) == "issubclass":
+            return ours(subject, scope)
+        bound = ctx.bindings(subject, scope) if isinstance(subject, cst.Name) else []
+        if len(bound) != 1:
+            return False
+        binding = bound[0]
+        if binding.owner is not None:
+            return True  # `self` in a method of a class defined here
+        value = binding.value
+        return binding.kind == "assign" and isinstance(value, cst.Call) and ours(value.func, binding.scope)
 
 
 def _func_name(call: cst.Call) -> str:

@@ -6,8 +6,12 @@ import re
 
 import libcst as cst
 
+from compat.renames import Rename
+
 from ._context import Context
+from ._facts import new_signature, trainer
 from ._rule import Rule, RuleCommand
+from ._scopes import ClassInfo
 
 __all__ = ["RewriteDottedPathsCommand"]
 
@@ -20,6 +24,13 @@ class RewriteDottedPathsCommand(RuleCommand):
     is exactly an old class, function or module path the table renames becomes the new path;
     a string that only contains one (``"pytorch_lightning.plugins.DDPPlugin(...)"``, a format
     string) or names something without an automatic replacement gets a TODO.
+
+    Configuration classes (``@dataclass``/attrs classes, pydantic models, classes named
+    ``*Config``/``*Args``/``*Params``...) often carry the Trainer's arguments as fields: a field
+    named like an old ``Trainer`` argument the target Trainer does not take (``gpus``,
+    ``distributed_backend``, ``num_processes``), and a field ``accelerator`` or
+    ``distributed_backend`` whose default is an old value (``"ddp"``), get a TODO saying what to
+    pass instead where the field reaches ``Trainer(...)``.
 
     Before::
 
@@ -65,6 +76,78 @@ class RewriteDottedPathsCommand(RuleCommand):
             else:
                 hint = f"the string names `{path}`, which has no automatic replacement: {entry.hint or 'see docs/migration.md'}"
             ctx.edits.todo(string, self.RULE, hint, entry)
+        for info in ctx.analysis.classes:
+            if _is_config(info):
+                self._fields(ctx, info)
+
+    def _fields(self, ctx: Context, info: ClassInfo) -> None:
+        """TODOs on the fields of a configuration class that hold old Trainer arguments."""
+        table = ctx.table
+        signature = new_signature(trainer(self.target))
+        taken = signature.params if signature is not None else frozenset()
+        for line in info.node.body.body:
+            if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+                continue
+            statement = line.body[0]
+            if isinstance(statement, cst.AnnAssign):
+                target, value = statement.target, statement.value
+            elif isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+                target, value = statement.targets[0].target, statement.value
+            else:
+                continue
+            if not isinstance(target, cst.Name):
+                continue
+            name = target.value
+            entries = [e for e in table.arguments.get(name, ()) if e.old == _TRAINER]
+            if entries and name not in taken:
+                entry = entries[0]
+                hint = f"the field `{name}` holds the old `Trainer` argument `{name}=`: {_instead(ctx, entry)}"
+                ctx.edits.todo(target, self.RULE, hint, entry)
+                continue
+            if isinstance(value, cst.SimpleString) and isinstance(value.evaluated_value, str):
+                found = table.values.get((name, value.evaluated_value))
+                if found:
+                    old = f"Trainer({name}={value.evaluated_value!r})"
+                    hint = f"the field `{name}` defaults to the old `{old}`: {_instead(ctx, found[0])}"
+                    ctx.edits.todo(target, self.RULE, hint, found[0])
+
+
+def _instead(ctx: Context, entry: Rename) -> str:
+    """What to pass where a field holding ``entry``'s old argument reaches ``Trainer(...)``."""
+    table = ctx.table
+    new = table.new(entry)
+    # The table's hints are written for call sites, where literal values are rewritten.
+    note = re.sub(r"\s*\([^)]*rewritten automatically\)", "", entry.hint)
+    if new and table.auto(entry):
+        text = f"pass `{new}`" + (f" ({note})" if note else "")
+    else:
+        text = note or "see docs/migration.md"
+    return f"where it reaches `Trainer(...)`, {text}"
+
+
+_TRAINER = "pytorch_lightning.Trainer"
+#: Decorators (last dotted part) and base classes (last part) that make a configuration class.
+_CONFIG_DECORATORS = frozenset({"dataclass", "define", "frozen", "mutable", "attrs", "s"})
+_CONFIG_BASES = frozenset({"BaseModel", "BaseSettings", "Namespace", "NamedTuple", "TypedDict"})
+_CONFIG_SUFFIXES = ("Config", "Conf", "Cfg", "Args", "Arguments", "Params", "Settings", "Options", "Hparams")
+
+
+def _last(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Call):
+        expr = expr.func
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _is_config(info: ClassInfo) -> bool:
+    """Whether a class reads as a configuration record (see ``RewriteDottedPathsCommand``)."""
+    node = info.node
+    return (
+        any(_last(d.decorator) in _CONFIG_DECORATORS for d in node.decorators)
+        or any(_last(b.value) in _CONFIG_BASES for b in node.bases)
+        or node.name.value.endswith(_CONFIG_SUFFIXES)
+    )
 
 
 _PATH = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+")

@@ -1,0 +1,112 @@
+"""CM012: mark members used on a renamed object that its new class does not have."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from compat.renames import Kind, Rename
+
+from ._context import Context
+from ._facts import attribute_types, missing_member, removed_classmethod
+from ._members import choose, member_sites
+from ._rule import Rule, RuleCommand
+from ._scopes import Scope
+from .cm005_attributes import RenameAttributesCommand
+
+__all__ = ["CheckRenamedMembersCommand"]
+
+
+class CheckRenamedMembersCommand(RuleCommand):
+    """Mark members used on a renamed object that its new class does not have.
+
+    A rename keeps whatever is used on the result: ``trainer.accelerator_backend.on_save(...)``
+    becomes ``trainer.strategy.on_save(...)``, and no ``Strategy`` has ``on_save``;
+    ``LightningModule.CHECKPOINT_HYPER_PARAMS_KEY`` becomes ``TrainModule.CHECKPOINT_HYPER_PARAMS_KEY``.
+    Every member read or written on a renamed class, on an attribute the table renames, or on an
+    instance of a renamed class built or annotated in the file is looked up on the new class
+    (and its bases) in the target's catalog; a member some old release had and the new class
+    lacks gets a TODO naming the class and where the member lived. Members the table renames are
+    CM003-CM007's; members the old releases never had (the user's own attributes) are left alone.
+    The example shows this rule alone (the other rules rename the names).
+
+    Before::
+
+        from pytorch_lightning import LightningModule
+
+        def save(trainer):
+            trainer.accelerator_backend.on_save({})
+            return LightningModule.CHECKPOINT_HYPER_PARAMS_KEY
+
+    After::
+
+        from pytorch_lightning import LightningModule
+
+        def save(trainer):
+            # TODO(compat.migrate): CM012 `Strategy` has no `on_save` (it was on `Accelerator` in 1.2.10-1.4.9): ...
+            trainer.accelerator_backend.on_save({})
+            # TODO(compat.migrate): CM012 `TrainModule` has no `CHECKPOINT_HYPER_PARAMS_KEY` (it was on ...
+            return LightningModule.CHECKPOINT_HYPER_PARAMS_KEY
+    """
+
+    RULE = Rule.CM012
+    RUNS_AFTER = (Rule.CM002, Rule.CM005)
+
+    def run(self, ctx: Context) -> None:
+        renamed: dict[int, Rename] = {}  # attributes CM005 renames (known receivers, loads)
+        for site in member_sites(ctx):
+            if site.known and site.kind == "use" and isinstance(site.node, cst.Attribute):
+                entry = choose(ctx, site, RenameAttributesCommand.owns)
+                if entry is not None:
+                    renamed[id(site.node)] = entry
+        # Names the file's own classes define or that the file assigns on any object: those are
+        # the user's attributes, whatever the old class had.
+        own = {name for c in ctx.analysis.classes for name in c.body.bindings}
+        own |= {a.attr.value for a, _, store in ctx.analysis.attributes if store}
+        for attribute, scope, _ in ctx.analysis.attributes:
+            name = attribute.attr.value
+            if name in own:
+                continue
+            found = self._types(ctx, attribute.value, scope, renamed)
+            if found is None:
+                continue
+            old, new, exact, entry = found
+            if ctx.table.member_entries(name, old) or removed_classmethod(old, name):
+                continue  # renamed or marked by the member rules, or CM008's
+            hint = missing_member(old, new, name, exact)
+            if hint is not None:
+                ctx.edits.todo(attribute, self.RULE, hint, entry)
+
+    def _types(
+        self, ctx: Context, value: cst.BaseExpression, scope: Scope, renamed: dict[int, Rename]
+    ) -> tuple[str, str, bool, Rename | None] | None:
+        """``(old class, new class, exact, entry)`` of what ``value`` is, when it is renamed."""
+        table = ctx.table
+        if id(value) in renamed:
+            entry = renamed[id(value)]
+            new_member = table.new(entry)
+            types = attribute_types(entry.old, entry.member or "", new_member or "", self.target)
+            return (*types, False, entry) if types is not None else None
+        if not isinstance(value, (cst.Name, cst.Attribute, cst.Call)):
+            return None
+        if not isinstance(value, cst.Call):
+            cls = ctx.old_object(value, scope)
+            if cls is not None:  # the class itself: `LightningModule.CHECKPOINT_HYPER_PARAMS_KEY`
+                return self._renamed_class(ctx, cls, cls, True)
+        if isinstance(value, cst.Attribute):
+            return None  # `self.trainer`, `cfg.plugin`: spelled like a class, not known to be one
+        if isinstance(value, cst.Name) and any(b.owner is not None for b in ctx.bindings(value, scope)):
+            return None  # `self` in a subclass: its own members are CM003's and CM011's
+        origin, sure = ctx.receiver_of(value, scope)
+        if not isinstance(origin, str) or sure not in ("exact", "open"):
+            return None
+        instance = table.object(origin)
+        return self._renamed_class(ctx, instance, None, sure == "exact") if instance is not None else None
+
+    @staticmethod
+    def _renamed_class(
+        ctx: Context, entry: Rename, flagged: Rename | None, exact: bool
+    ) -> tuple[str, str, bool, Rename | None] | None:
+        new = ctx.table.new(entry)
+        if entry.kind is not Kind.CLASS or not ctx.table.auto(entry) or not new:
+            return None
+        return entry.old, new, exact, flagged
