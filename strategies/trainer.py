@@ -11,6 +11,7 @@ import torch
 from strategies import _arguments, _preflight
 from strategies._checkpoint import dump_checkpoint, restore_checkpoint
 from strategies._connector import resolve_strategy
+from strategies._summary import model_summary
 from strategies._evaluation import run_evaluation
 from strategies._fit_loop import FitLoop, _limit
 from strategies._hook_calls import _LOADER_HOOK, _HookCalls
@@ -56,6 +57,8 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         num_nodes: machines; more than one needs torchrun or SLURM.
         precision: any name Lightning 2.6 takes: ``"32-true"``, ``"16-mixed"`` (CUDA), ``"bf16-mixed"``,
             ``"16-true"``, ``"bf16-true"``, ``"64-true"``, or ``16``, ``"16"``, ``"bf16"``, ``32``, ``64``.
+        enable_model_summary: print a table of the module's layers and parameter counts on rank 0
+            when a fit starts (on by default, as in Lightning).
         logger, enable_checkpointing, default_root_dir, log_every_n_steps, enable_progress_bar: logging
             and checkpointing, as in Lightning (``log_every_n_steps`` defaults to 50).
         callbacks: ``Callback`` instances.
@@ -105,6 +108,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         log_every_n_steps: int | None = None,
         enable_checkpointing: bool | None = None,
         enable_progress_bar: bool | None = None,
+        enable_model_summary: bool | None = None,
         accumulate_grad_batches: int = 1,
         gradient_clip_val: float | None = None,
         gradient_clip_algorithm: str | None = None,
@@ -139,6 +143,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         self.use_distributed_sampler = use_distributed_sampler
         self.sync_batchnorm = sync_batchnorm
         self.enable_progress_bar = True if enable_progress_bar is None else enable_progress_bar
+        self.enable_model_summary = True if enable_model_summary is None else enable_model_summary
         self._check_strategy_support()
         self.callbacks = _ordered([callbacks] if isinstance(callbacks, Callback) else list(callbacks or []))
         self._configure_logging(
@@ -331,6 +336,8 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
 
     def _on_fit_start(self) -> None:
         if self.state.stage == "fit":
+            if self.enable_model_summary and self.is_global_zero:
+                print(model_summary(self.strategy.module))
             self._call_callbacks("on_fit_start")
             self._call_module("on_fit_start")
 

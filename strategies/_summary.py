@@ -1,0 +1,35 @@
+"""The model summary a fit prints on rank 0 (``Trainer(enable_model_summary=True)``, as Lightning)."""
+
+from __future__ import annotations
+
+from torch import nn
+
+
+def _count(params: int) -> str:
+    for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if params >= size:
+            return f"{params / size:.1f} {unit}"
+    return str(params)
+
+
+def model_summary(module: nn.Module) -> str:
+    """A table of ``module``'s direct children (name, type, parameters, mode) and the totals.
+
+    The layout follows Lightning's ``ModelSummary(max_depth=1)``; sizes are counted on this rank
+    (a sharded module shows its local shard).
+    """
+    rows = [("", "Name", "Type", "Params", "Mode")]
+    for index, (name, child) in enumerate(module.named_children()):
+        params = sum(p.numel() for p in child.parameters())
+        rows.append((str(index), name, type(child).__name__, _count(params), "train" if child.training else "eval"))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = [" | ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    rule = "-" * max(len(line) for line in lines)
+    trainable = sum(p.numel() for p in module.parameters() if p.requires_grad)
+    total = sum(p.numel() for p in module.parameters())
+    totals = [
+        f"{_count(trainable):<10}Trainable params",
+        f"{_count(total - trainable):<10}Non-trainable params",
+        f"{_count(total):<10}Total params",
+    ]
+    return "\n".join([lines[0], rule, *lines[1:], rule, *totals])
