@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.registry import StrategyRegistry
-
 from compat.plugins.training_type import DDPPlugin, DDPSpawnPlugin, SingleDevicePlugin
+from strategies.registry import StrategyRegistry
 
 
 class DDPStrategy(DDPPlugin):
