@@ -127,7 +127,7 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
                     f"An old `Accelerator` container cannot drive `{type(self.strategy).__name__}`: pass an old "
                     "training-type plugin as `Accelerator(training_type_plugin=...)`, or drop the container."
                 )
-            self.strategy._compat_container = out.container
+            self.strategy._compat_container = out.container  # type: ignore[attr-defined]  # an old plugin's (checked above)
         call_init_hook(self.callbacks, "on_init_end", self)
 
     def fit(self, model: Any, train_dataloaders: Any = None, val_dataloaders: Any = None, datamodule: Any = None,
