@@ -54,7 +54,7 @@ class Logger(ABC):
     def finalize(self, status: str) -> None:  # noqa: B027 (an optional hook: the base does nothing)
         """Close the run (``status`` is ``"success"`` or ``"failed"``)."""
 
-    def after_save_checkpoint(self, checkpoint_callback: Any) -> None:  # noqa: B027 (an optional hook: the base does nothing)
+    def after_save_checkpoint(self, checkpoint_callback: Any) -> None:  # noqa: B027 (an optional hook)
         """Called after a ``ModelCheckpoint`` wrote a file."""
 
 
