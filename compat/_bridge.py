@@ -65,7 +65,7 @@ def is_bridge(value: Any) -> bool:
 
 
 def mark_bridge(value: Any, old: str) -> Any:
-    target = value.fget if isinstance(value, property) else value
+    target: Any = value.fget if isinstance(value, property) else value
     target._compat_bridge_for = old
     return value
 
@@ -102,9 +102,10 @@ def is_shim(klass: type) -> bool:
 
 
 def shim_message(klass: type, detail: str = "") -> str:
+    shim: Any = klass  # a ShimMeta class: it sets the `_compat_*` attributes of the module docstring
     return deprecation_message(
-        klass._compat_old,
-        klass._compat_new,
+        shim._compat_old,
+        shim._compat_new,
         lightning=vars(klass).get("_compat_lightning"),
         hint=vars(klass).get("_compat_hint", ""),
         detail=detail,
@@ -182,7 +183,7 @@ def bridge_subclass(cls: type, hooks: tuple[Hook, ...]) -> None:
         if impl_owner is None or is_internal_class(impl_owner) or is_bridge(vars(impl_owner)[hook.new]):
             setattr(cls, hook.new, mark_bridge(hook.make(hook.old), hook.old))
     if unsupported:
-        cls._compat_unsupported = unsupported
+        cls._compat_unsupported = unsupported  # type: ignore[attr-defined]  # a marker on the user's class
 
 
 def warn_subclassing_at(cls: type, frame: Any) -> None:

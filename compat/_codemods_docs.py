@@ -97,6 +97,8 @@ def render_cli() -> str:
         if not actions:
             continue
         title = "arguments" if group.title == "positional arguments" else group.title
+        if title is None:
+            raise TypeError(f"an argument group of the migrate parser has no title: {actions}")
         if title in ("options", "optional arguments"):
             title = "other options"
         parts.append(f"**{title[0].upper()}{title[1:]}**\n\n| option | what it does |\n| --- | --- |")

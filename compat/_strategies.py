@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies.registry import StrategyRegistry
-
 from compat.plugins.training_type import DDPPlugin, DDPSpawnPlugin, SingleDevicePlugin
+from strategies.registry import StrategyRegistry
+from strategies.strategy import Strategy
 
 
 class DDPStrategy(DDPPlugin):
@@ -29,7 +29,9 @@ class SingleDeviceStrategy(SingleDevicePlugin):
 class CompatRegistry(StrategyRegistry):
     """The strategies registry, with the bridged classes for the names above."""
 
-    _OVERRIDES = {"ddp": DDPStrategy, "ddp_spawn": DDPSpawnStrategy, "single_device": SingleDeviceStrategy}
+    _OVERRIDES: dict[str, type[Strategy]] = {
+        "ddp": DDPStrategy, "ddp_spawn": DDPSpawnStrategy, "single_device": SingleDeviceStrategy
+    }
 
     def __init__(self, base: StrategyRegistry) -> None:
         self._base = base

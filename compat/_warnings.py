@@ -58,7 +58,8 @@ try:  # typing_extensions wrappers (deprecated/override) add frames too
 except Exception:  # pragma: no cover - typing_extensions is a dependency
     pass
 
-_warned: set[tuple[str, str, int]] = set()
+# (message, filename, lineno), or ("key", once_key) for a caller-given deduplication key.
+_warned: set[tuple[Any, ...]] = set()
 _lock = threading.Lock()
 _state = threading.local()
 
@@ -89,7 +90,7 @@ def _is_internal_file(filename: str) -> bool:
 
 def user_frame(start: FrameType | None = None) -> FrameType | None:
     """The innermost frame outside ``compat``/``strategies``/``abc``/``<frozen ...>``."""
-    frame = start if start is not None else sys._getframe(1)
+    frame: FrameType | None = start if start is not None else sys._getframe(1)
     while frame is not None and _is_internal_file(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
@@ -97,7 +98,7 @@ def user_frame(start: FrameType | None = None) -> FrameType | None:
 
 def stacklevel() -> int:
     """The ``stacklevel`` for a ``warnings.warn`` made by the caller that points at user code."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and _is_internal_file(frame.f_code.co_filename):
         frame = frame.f_back
@@ -140,7 +141,7 @@ def _filter_action(message: str, category: type[Warning], module: str, lineno: i
             and (ln == 0 or lineno == ln)
         ):
             return action
-    return warnings.defaultaction
+    return warnings.defaultaction  # type: ignore[attr-defined]  # documented, missing from typeshed
 
 
 def _lookup(old: str, member: str | None, value: str | None) -> Any:

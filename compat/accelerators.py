@@ -23,12 +23,11 @@ from typing import Any
 import torch
 from typing_extensions import deprecated
 
+from compat._bridge import Hook, ShimMeta, bridge_subclass, user_override, warn_class_use
+from compat._warnings import _lookup, deprecation_message, warn_deprecated
 from strategies.accelerators import Accelerator as _NewAccelerator
 from strategies.accelerators import CPUAccelerator as _NewCPUAccelerator
 from strategies.accelerators import CUDAAccelerator as _NewCUDAAccelerator
-
-from compat._bridge import Hook, ShimMeta, bridge_subclass, user_override, warn_class_use
-from compat._warnings import _lookup, deprecation_message, warn_deprecated
 
 __all__ = ["Accelerator", "CPUAccelerator", "GPUAccelerator", "TPUAccelerator"]
 
@@ -125,15 +124,15 @@ class Accelerator(_NewAccelerator, metaclass=ShimMeta):
         self._device.setup_device(device)
 
     @classmethod
-    def is_available(cls) -> bool:  # type: ignore[override]
+    def is_available(cls) -> bool:
         return (cls._device_cls or _NewCPUAccelerator).is_available()
 
     @classmethod
-    def auto_device_count(cls) -> int:  # type: ignore[override]
+    def auto_device_count(cls) -> int:
         return (cls._device_cls or _NewCPUAccelerator).auto_device_count()
 
     @classmethod
-    def max_device_count(cls) -> int:  # type: ignore[override]
+    def max_device_count(cls) -> int:
         return (cls._device_cls or _NewCPUAccelerator).max_device_count()
 
     def get_parallel_devices(self, devices: int | list[int]) -> list[torch.device]:
@@ -199,10 +198,12 @@ class Accelerator(_NewAccelerator, metaclass=ShimMeta):
     model = _property("model", "model")
     lightning_module = _property("lightning_module", "module")
     root_device = _property("root_device", "root_device")
-    call_configure_sharded_model_hook = property(
-        lambda self: warn_deprecated(deprecation_message(_OWNER, None, member="call_configure_sharded_model_hook"))
-        or True
-    )
+
+    @property
+    def call_configure_sharded_model_hook(self) -> bool:
+        """Deprecated: always ``True``."""
+        warn_deprecated(deprecation_message(_OWNER, None, member="call_configure_sharded_model_hook"))
+        return True
 
     @property
     def results(self) -> Any:

@@ -56,7 +56,9 @@ def _size(value: str) -> int | None:
     try:
         number = float(text[: len(text) - len(unit)])
     except ValueError:
-        raise argparse.ArgumentTypeError(f"`{value}` is not a size; give bytes or e.g. 512k, 2m (0: no limit)") from None
+        raise argparse.ArgumentTypeError(
+            f"`{value}` is not a size; give bytes or e.g. 512k, 2m (0: no limit)"
+        ) from None
     if number < 0:
         raise argparse.ArgumentTypeError(f"`{value}`: a size cannot be negative (0: no limit)")
     return int(number * _SIZE_UNITS[unit]) or None

@@ -128,7 +128,7 @@ class Callback(_NewCallback, metaclass=ShimMeta):
             if self._compat_setup_depth == 0:
                 _call_legacy(self, trainer, module)
 
-        cls.setup = mark_bridge(setup, "on_before_accelerator_backend_setup")
+        cls.setup = mark_bridge(setup, "on_before_accelerator_backend_setup")  # type: ignore[method-assign]  # the bridge
 
     def setup(self, trainer: Any, module: Any, stage: str) -> None:
         """Runs the old ``on_before_accelerator_backend_setup``/``on_configure_sharded_model`` overrides."""

@@ -54,7 +54,7 @@ TARGETS = ("strategies", "lightning")
 OLD_VALUE = "..."
 
 
-class Kind(str, enum.Enum):
+class Kind(str, enum.Enum):  # noqa: UP042 (a StrEnum would change str() and f-strings of a member)
     """What an entry renames."""
 
     MODULE = "module"

@@ -127,7 +127,7 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
                     f"An old `Accelerator` container cannot drive `{type(self.strategy).__name__}`: pass an old "
                     "training-type plugin as `Accelerator(training_type_plugin=...)`, or drop the container."
                 )
-            self.strategy._compat_container = out.container  # type: ignore[attr-defined]
+            self.strategy._compat_container = out.container  # type: ignore[attr-defined]  # an old plugin's (checked above)
         call_init_hook(self.callbacks, "on_init_end", self)
 
     def fit(self, model: Any, train_dataloaders: Any = None, val_dataloaders: Any = None, datamodule: Any = None,
@@ -225,7 +225,9 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
     on_cpu = _flag("on_cpu", lambda self: self.strategy.root_device.type == "cpu")
     on_tpu = _flag("on_tpu", lambda self: False)
     use_tpu = _flag("use_tpu", lambda self: False)
-    use_dp = _flag("use_dp", lambda self: type(self.strategy).__name__ in ("DataParallelStrategy", "DataParallelPlugin"))
+    use_dp = _flag(
+        "use_dp", lambda self: type(self.strategy).__name__ in ("DataParallelStrategy", "DataParallelPlugin")
+    )
     use_ddp = _flag("use_ddp", lambda self: isinstance(self.strategy, _DDPStrategy))
     use_ddp2 = _flag("use_ddp2", lambda self: False)
     use_horovod = _flag("use_horovod", lambda self: False)

@@ -1,27 +1,25 @@
 """strategy-compat's strategy library: the setup-inside-dist lifecycle for every strategy."""
 
+from strategies._seed import seed_everything
 from strategies.accelerators import Accelerator, CPUAccelerator, CUDAAccelerator
 from strategies.callbacks import Callback, HookCall, HookRecorder
 from strategies.ddp import DDPStrategy
 from strategies.ddp_spawn import DDPSpawnStrategy
 from strategies.deepspeed import DeepSpeedStrategy
 from strategies.dp import DataParallelStrategy
+from strategies.early_stopping import EarlyStopping
 from strategies.environments import ClusterEnvironment, LocalEnvironment, SLURMEnvironment, TorchElasticEnvironment
 from strategies.fsdp import FSDPStrategy
 from strategies.launchers import Launcher, MultiprocessingLauncher, RankFailedError, SubprocessScriptLauncher
+from strategies.loggers import CSVLogger, Logger, TensorBoardLogger
+from strategies.model_checkpoint import ModelCheckpoint
 from strategies.module import DataModule, TrainModule
 from strategies.parallel import ParallelStrategy
-from strategies._seed import seed_everything
 from strategies.precision import DoublePrecision, HalfPrecision, MixedPrecision, Precision
 from strategies.registry import StrategyRegistry
 from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
 from strategies.trainer import Trainer
-
-# Callbacks and loggers (issue 8, item 4).
-from strategies.early_stopping import EarlyStopping
-from strategies.loggers import CSVLogger, Logger, TensorBoardLogger
-from strategies.model_checkpoint import ModelCheckpoint
 
 STRATEGY_REGISTRY = Trainer.registry
 for _cls in (
@@ -32,9 +30,9 @@ for _cls in (
 __all__ = [
     "Accelerator", "CPUAccelerator", "CUDAAccelerator", "Callback", "ClusterEnvironment", "DDPSpawnStrategy",
     "DDPStrategy", "DataModule", "DataParallelStrategy", "DeepSpeedStrategy", "DoublePrecision", "FSDPStrategy",
-    "HalfPrecision", "HookCall", "HookRecorder", "Launcher", "LocalEnvironment", "MixedPrecision", "MultiprocessingLauncher",
-    "ParallelStrategy", "Precision", "RankFailedError", "SLURMEnvironment", "STRATEGY_REGISTRY",
-    "SingleDeviceStrategy", "Strategy", "StrategyRegistry", "SubprocessScriptLauncher", "TorchElasticEnvironment",
-    "TrainModule", "Trainer", "seed_everything",
+    "HalfPrecision", "HookCall", "HookRecorder", "Launcher", "LocalEnvironment", "MixedPrecision",
+    "MultiprocessingLauncher", "ParallelStrategy", "Precision", "RankFailedError", "SLURMEnvironment",
+    "STRATEGY_REGISTRY", "SingleDeviceStrategy", "Strategy", "StrategyRegistry", "SubprocessScriptLauncher",
+    "TorchElasticEnvironment", "TrainModule", "Trainer", "seed_everything",
     "CSVLogger", "EarlyStopping", "Logger", "ModelCheckpoint", "TensorBoardLogger",
 ]

@@ -49,7 +49,9 @@ def check_loop_arguments(accumulate_grad_batches: Any, val_check_interval: Any, 
         raise ValueError(f"`num_sanity_val_steps={num_sanity_val_steps!r}`: pass a count >= 0, or -1 for all batches.")
     if gradient_clip_algorithm not in (None, "norm", "value"):
         raise ValueError(f"`gradient_clip_algorithm={gradient_clip_algorithm!r}`: use 'norm' or 'value'.")
-    if check_val_every_n_epoch is not None and (not isinstance(check_val_every_n_epoch, int) or check_val_every_n_epoch < 1):
+    if check_val_every_n_epoch is not None and (
+        not isinstance(check_val_every_n_epoch, int) or check_val_every_n_epoch < 1
+    ):
         raise ValueError(f"`check_val_every_n_epoch={check_val_every_n_epoch!r}`: pass an integer >= 1, or None.")
 
 

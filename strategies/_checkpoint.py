@@ -54,9 +54,9 @@ def restore_checkpoint(trainer: Trainer, path: Any) -> None:
 
 def _restore_training_state(trainer: Trainer, checkpoint: dict[str, Any]) -> None:
     strategy, state = trainer.strategy, trainer.state
-    for optimizer, saved in zip(strategy.optimizers, checkpoint.get("optimizer_states", [])):
+    for optimizer, saved in zip(strategy.optimizers, checkpoint.get("optimizer_states", []), strict=False):
         optimizer.load_state_dict(saved)
-    for config, saved in zip(strategy.lr_scheduler_configs, checkpoint.get("lr_schedulers", [])):
+    for config, saved in zip(strategy.lr_scheduler_configs, checkpoint.get("lr_schedulers", []), strict=False):
         config["scheduler"].load_state_dict(saved)
     strategy.precision.load_state_dict(checkpoint.get("precision", {}))
     state.epoch = checkpoint.get("epoch", 0)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from strategies.accelerators import Accelerator, CPUAccelerator, CUDAAccelerator
 from strategies.environments import ClusterEnvironment, LocalEnvironment, SLURMEnvironment, TorchElasticEnvironment
 from strategies.parallel import ParallelStrategy
 from strategies.precision import Precision, precision_for
+from strategies.registry import StrategyRegistry
 from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
 
@@ -39,7 +39,9 @@ def resolve_accelerator(accelerator: str | Accelerator) -> Accelerator:
     raise ValueError(f"Unknown `accelerator={accelerator!r}`. Valid values: 'auto', 'cpu', 'cuda' (or 'gpu').")
 
 
-def resolve_devices(devices: Any, accelerator: Accelerator, environment: ClusterEnvironment, num_nodes: int) -> int | list[int]:
+def resolve_devices(
+    devices: Any, accelerator: Accelerator, environment: ClusterEnvironment, num_nodes: int
+) -> int | list[int]:
     if devices == "auto":
         if environment.creates_processes_externally and not isinstance(environment, LocalEnvironment):
             return max(1, environment.world_size() // max(1, num_nodes))
@@ -50,7 +52,9 @@ def resolve_devices(devices: Any, accelerator: Accelerator, environment: Cluster
         return accelerator.max_device_count()
     if isinstance(devices, (list, tuple)):
         if not isinstance(accelerator, CUDAAccelerator):
-            raise ValueError(f"`devices={devices!r}` (a list of indices) needs `accelerator='cuda'`; on CPU pass a count.")
+            raise ValueError(
+                f"`devices={devices!r}` (a list of indices) needs `accelerator='cuda'`; on CPU pass a count."
+            )
         bad = [i for i in devices if not 0 <= i < accelerator.max_device_count()]
         if bad:
             raise ValueError(
@@ -59,7 +63,9 @@ def resolve_devices(devices: Any, accelerator: Accelerator, environment: Cluster
             )
         return list(devices)
     if not isinstance(devices, int) or devices < 1:
-        raise ValueError(f"`devices={devices!r}`: pass a positive count, -1 for all, 'auto', or a list of CUDA indices.")
+        raise ValueError(
+            f"`devices={devices!r}`: pass a positive count, -1 for all, 'auto', or a list of CUDA indices."
+        )
     if devices > accelerator.max_device_count() and not environment.creates_processes_externally:
         raise ValueError(
             f"`devices={devices}` but this machine has only {accelerator.max_device_count()} "
@@ -82,7 +88,7 @@ def resolve_strategy(
     num_nodes: int,
     precision: Any,
     plugins: list[Any],
-    registry: Any,
+    registry: StrategyRegistry,
 ) -> Strategy:
     """One configured strategy for the Trainer's arguments."""
     if isinstance(strategy, str) and strategy not in registry:
@@ -108,7 +114,8 @@ def resolve_strategy(
     n_devices = count if isinstance(count, int) else len(count)
     if isinstance(strategy, str):
         if strategy == "auto":
-            strategy = "single_device" if n_devices == 1 and num_nodes == 1 and isinstance(env, LocalEnvironment) else "ddp"
+            single = n_devices == 1 and num_nodes == 1 and isinstance(env, LocalEnvironment)
+            strategy = "single_device" if single else "ddp"
         strategy = registry.create(strategy)
     if num_nodes > 1 and isinstance(env, LocalEnvironment) and isinstance(strategy, ParallelStrategy):
         raise ValueError(
@@ -117,7 +124,9 @@ def resolve_strategy(
             "Launch with one of them, or pass a `ClusterEnvironment` in `plugins`."
         )
     if num_nodes > 1 and not isinstance(strategy, ParallelStrategy):
-        raise ValueError(f"`num_nodes={num_nodes}` needs a parallel strategy such as 'ddp'; got {type(strategy).__name__}.")
+        raise ValueError(
+            f"`num_nodes={num_nodes}` needs a parallel strategy such as 'ddp'; got {type(strategy).__name__}."
+        )
     if strategy._accelerator is None:
         strategy.accelerator = acc
     if strategy._precision is None:

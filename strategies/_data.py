@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -17,7 +17,7 @@ from torch.utils.data import (
 )
 
 
-def inject_distributed_sampler(loader: Any, sampler_kwargs: dict[str, int] | None, train: bool) -> Any:
+def inject_distributed_sampler(loader: Any, sampler_kwargs: Mapping[str, Any] | None, train: bool) -> Any:
     """Give a plain DataLoader a DistributedSampler so each rank sees its own share, as Lightning does.
 
     Training loaders always shuffle (seeded with ``PL_GLOBAL_SEED``, 0 by default; the loop calls
@@ -32,7 +32,7 @@ def inject_distributed_sampler(loader: Any, sampler_kwargs: dict[str, int] | Non
         return loader
     shuffle = train or isinstance(loader.sampler, RandomSampler)
     seed = int(os.environ.get("PL_GLOBAL_SEED", "0"))
-    sampler = DistributedSampler(loader.dataset, shuffle=shuffle, seed=seed, **sampler_kwargs)
+    sampler: DistributedSampler[Any] = DistributedSampler(loader.dataset, shuffle=shuffle, seed=seed, **sampler_kwargs)
     kwargs: dict[str, Any] = dict(
         batch_size=loader.batch_size,
         sampler=sampler,
@@ -53,7 +53,10 @@ def inject_distributed_sampler(loader: Any, sampler_kwargs: dict[str, int] | Non
 
 def set_sampler_epoch(loader: Any, epoch: int) -> None:
     """Tell the loader's sampler (and its batch sampler's) which epoch it is, so shuffling changes."""
-    for sampler in (getattr(loader, "sampler", None), getattr(getattr(loader, "batch_sampler", None), "sampler", None)):
+    samplers: tuple[Any, ...] = (
+        getattr(loader, "sampler", None), getattr(getattr(loader, "batch_sampler", None), "sampler", None)
+    )
+    for sampler in samplers:
         if hasattr(sampler, "set_epoch"):
             sampler.set_epoch(epoch)
 

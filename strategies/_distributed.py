@@ -274,7 +274,7 @@ def _name_absent_ranks(err: BaseException, store: dist.Store, world_size: int, w
 RENDEZVOUS = Rendezvous()
 
 
-def reduce_op(reduce_op: str | dist.ReduceOp) -> tuple[dist.ReduceOp, bool]:
+def reduce_op(reduce_op: str | dist.ReduceOp) -> tuple[dist.ReduceOp | dist.ReduceOp.RedOpType, bool]:
     """Map "mean"/"sum"/"max"/"min" to a ReduceOp; the bool says to divide by the world size."""
     if isinstance(reduce_op, dist.ReduceOp):
         return reduce_op, False

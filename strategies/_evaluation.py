@@ -64,7 +64,7 @@ def run_evaluation(trainer: Trainer, kind: str, loader: Any, limit: float, metri
     return outputs if kind == "predict" else [metrics]
 
 
-def _grad_off(trainer: Trainer) -> contextlib.AbstractContextManager:
+def _grad_off(trainer: Trainer) -> contextlib.AbstractContextManager[Any]:
     """``torch.inference_mode`` (``Trainer(inference_mode=True)``), else ``no_grad``; always ``no_grad`` for
     FSDP/DeepSpeed, whose gathered-parameter buffers outlive the run and must not become inference tensors."""
     from strategies.deepspeed import DeepSpeedStrategy
@@ -99,7 +99,7 @@ def _run_batches(trainer: Trainer, kind: str, loader: Any, limit: float, metrics
 def isolate_rng() -> Generator[None, None, None]:
     """Restore the torch (CPU and CUDA), Python and NumPy random states afterwards (around the sanity check)."""
     torch_state, python_state = torch.get_rng_state(), random.getstate()
-    cuda_states = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    cuda_states = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None  # type: ignore[no-untyped-call]
     numpy = sys.modules.get("numpy")
     numpy_state = numpy.random.get_state() if numpy is not None else None
     try:
@@ -109,5 +109,5 @@ def isolate_rng() -> Generator[None, None, None]:
         random.setstate(python_state)
         if cuda_states is not None:
             torch.cuda.set_rng_state_all(cuda_states)
-        if numpy_state is not None:
+        if numpy is not None and numpy_state is not None:
             numpy.random.set_state(numpy_state)

@@ -79,7 +79,11 @@ class FitLoop:
         trainer.num_training_batches = self.num_batches
         interval = trainer.val_check_interval
         if isinstance(interval, int):
-            if interval > self.num_batches and trainer.check_val_every_n_epoch is not None and self._validation_enabled():
+            if (
+                interval > self.num_batches
+                and trainer.check_val_every_n_epoch is not None
+                and self._validation_enabled()
+            ):
                 raise ValueError(
                     f"`val_check_interval={interval}` is more than the {self.num_batches} training batches of an "
                     "epoch. Use a smaller value, or `check_val_every_n_epoch=None` to count batches over epochs."
@@ -234,5 +238,6 @@ def _limit(loader: Any, limit: float | None) -> int | float:
         length: int | float = len(loader)
     except TypeError:
         length = _INF
-    count = limit_batches(loader, limit) if limit is not None and not (length == _INF and isinstance(limit, float)) else None
+    limited = limit is not None and not (length == _INF and isinstance(limit, float))
+    count = limit_batches(loader, limit) if limited else None
     return length if count is None else min(count, length)

@@ -9,11 +9,14 @@ import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import torch
 import torch.distributed as dist
 from torch import nn
+
+if TYPE_CHECKING:
+    from torch.distributed.tensor import DTensor
 
 SHARDED_META_FILE = "meta.pt"
 """The file in a sharded checkpoint directory that holds everything but weights and optimizer states."""
@@ -52,7 +55,7 @@ def fsdp_api() -> SimpleNamespace:
     )
 
 
-def is_dtensor(tensor: Any) -> bool:
+def is_dtensor(tensor: Any) -> TypeGuard[DTensor]:
     """Whether ``tensor`` is a ``DTensor`` (a sharded FSDP2 parameter or gradient)."""
     return hasattr(tensor, "_local_tensor") and hasattr(tensor, "placements")
 
@@ -81,7 +84,7 @@ def wrap_policy(policy: Any) -> Callable[[nn.Module], bool] | None:
             raise TypeError(f"`auto_wrap_policy` takes `nn.Module` subclasses; got {bad!r}.")
         return lambda module: isinstance(module, classes)
     if callable(policy):
-        return policy
+        return cast("Callable[[nn.Module], bool]", policy)
     raise TypeError(
         f"`auto_wrap_policy={policy!r}`: pass a set of module classes (e.g. `{{nn.TransformerEncoderLayer}}`) "
         "or a function `policy(module) -> bool`."
@@ -105,7 +108,7 @@ def shard_module(module: nn.Module, root: nn.Module, policy: Callable[[nn.Module
     """
     units = 0
     if policy is not None:
-        for name, sub in reversed(list(module.named_modules())):
+        for _name, sub in reversed(list(module.named_modules())):
             if sub is not module and policy(sub):
                 fully_shard(sub, **kwargs)
                 units += 1
@@ -213,7 +216,7 @@ def indexed_to_fqn(state: dict[str, Any], fqns: list[str]) -> dict[str, Any]:
             f"The checkpoint's optimizer has {len(ids)} parameters but the live one has {len(fqns)}: "
             "`configure_optimizers` must build the same optimizer as the run that saved it."
         )
-    name = dict(zip(ids, fqns))
+    name = dict(zip(ids, fqns, strict=True))
     groups = [{**g, "params": [name[i] for i in g["params"]]} for g in state["param_groups"]]
     return {"state": {name[int(i)]: v for i, v in state["state"].items()}, "param_groups": groups}
 
@@ -221,7 +224,7 @@ def indexed_to_fqn(state: dict[str, Any], fqns: list[str]) -> dict[str, Any]:
 # -- checkpoints ----------------------------------------------------------------------------------
 
 
-def _sd_api():
+def _sd_api() -> SimpleNamespace:
     from torch.distributed.checkpoint.state_dict import (
         StateDictOptions,
         get_model_state_dict,
@@ -243,7 +246,7 @@ def model_state_dict(module: nn.Module, full: bool) -> dict[str, Any]:
     """Full (on rank 0, CPU; other ranks get ``{}``) or sharded (DTensor) model state. All ranks call it."""
     api = _sd_api()
     if not full:
-        return api.get_model(module)
+        return cast("dict[str, Any]", api.get_model(module))
     state = api.get_model(module, options=api.options(full_state_dict=True, cpu_offload=True))
     # With one rank on the CPU the "gathered" tensors can be the live shards themselves: copy those.
     live = {t.untyped_storage().data_ptr() for t in _local_tensors(module)}
@@ -258,10 +261,12 @@ def _local_tensors(module: nn.Module) -> list[torch.Tensor]:
     return [t._local_tensor if is_dtensor(t) else t for t in tensors]
 
 
-def optimizer_state_dicts(module: nn.Module, optimizers: list[torch.optim.Optimizer], full: bool) -> list[dict]:
+def optimizer_state_dicts(
+    module: nn.Module, optimizers: list[torch.optim.Optimizer], full: bool
+) -> list[dict[str, Any]]:
     """Optimizer states: full in ``Optimizer.state_dict()`` form (rank 0), or sharded with FQN keys."""
     api = _sd_api()
-    out = []
+    out: list[dict[str, Any]] = []
     for optimizer in optimizers:
         if full:
             state = api.get_optim(module, optimizer, options=api.options(full_state_dict=True, cpu_offload=True))
@@ -276,7 +281,7 @@ def load_full(module: nn.Module, optimizers: list[torch.optim.Optimizer], checkp
     """Load a full checkpoint (every rank read the file) into the sharded module and optimizers."""
     api = _sd_api()
     api.set_model(module, checkpoint["state_dict"], options=api.options(full_state_dict=True, strict=strict))
-    for optimizer, saved in zip(optimizers, checkpoint.get("optimizer_states", [])):
+    for optimizer, saved in zip(optimizers, checkpoint.get("optimizer_states", []), strict=False):
         fqn_state = indexed_to_fqn(saved, optimizer_fqns(module, optimizer))
         api.set_optim(module, optimizer, fqn_state, options=api.options(full_state_dict=True))
 
@@ -315,7 +320,7 @@ def load_sharded(module: nn.Module, optimizers: list[torch.optim.Optimizer], pat
     import torch.distributed.checkpoint as dcp
 
     api = _sd_api()
-    meta = torch.load(path / SHARDED_META_FILE, map_location="cpu", weights_only=weights_only)
+    meta: dict[str, Any] = torch.load(path / SHARDED_META_FILE, map_location="cpu", weights_only=weights_only)
     saved_optimizers = meta.pop("num_optimizers", 0)
     state: dict[str, Any] = {"state_dict": api.get_model(module)}
     count = min(len(optimizers), saved_optimizers)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
@@ -10,12 +10,30 @@ from strategies._data import inject_distributed_sampler
 from strategies._optimization import backward
 from strategies.module import DataModule, TrainModule, _has_own
 
+if TYPE_CHECKING:
+    from strategies.callbacks import Callback, HookRecorder
+    from strategies.strategy import Strategy
+    from strategies.trainer import Trainer, TrainerState
+
 _LOADER_HOOK = {"train": "train_dataloader", "val": "val_dataloader", "test": "test_dataloader",
                 "predict": "predict_dataloader"}
 
 
 class _HookCalls:
     """Mixed into ``Trainer``: the loops call hooks, steps, dataloaders and batch transfer through these."""
+
+    if TYPE_CHECKING:  # the Trainer's, which this class is mixed into
+        strategy: Strategy
+        state: TrainerState
+        callbacks: list[Callback]
+        datamodule: DataModule | None
+        use_distributed_sampler: bool
+        _recorder: HookRecorder | None
+        _current_fx: str | None
+        _given_loaders: dict[str, Any]
+
+        @property
+        def global_rank(self) -> int: ...
 
     def _record(self, name: str) -> None:
         if self._recorder is not None:
@@ -46,7 +64,7 @@ class _HookCalls:
         return self._call("module", self.strategy, name, batch, batch_idx)
 
     def _backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
-        backward(self, loss, *args, **kwargs)
+        backward(cast("Trainer", self), loss, *args, **kwargs)
 
     def _has_validation_step(self) -> bool:
         return _has_own(self.strategy.module, "validation_step", TrainModule)

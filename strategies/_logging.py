@@ -64,7 +64,7 @@ class _LoggingMixin:
         self,
         logger: bool | Logger | Iterable[Logger] | None = True,
         enable_checkpointing: bool | None = True,
-        default_root_dir: str | os.PathLike | None = None,
+        default_root_dir: str | os.PathLike[str] | None = None,
         log_every_n_steps: int = 50,
         enable_progress_bar: bool = True,
     ) -> None:
@@ -233,7 +233,8 @@ class _LoggingMixin:
                 self._pbar_metrics[shown] = entry.last
 
     def _sync(self, tensor: torch.Tensor, reduce_op: str) -> torch.Tensor:
-        return self.strategy.reduce(tensor, reduce_op)
+        reduced: torch.Tensor = self.strategy.reduce(tensor, reduce_op)
+        return reduced
 
     # -- loop notifications ----------------------------------------------------------------------
 
@@ -322,7 +323,7 @@ class _LoggingMixin:
         self._versions_agreed = True
         if self.strategy.world_size > 1 and self._loggers:
             versions = self.strategy.broadcast([logger.version for logger in self._loggers])
-            for logger, version in zip(self._loggers, versions):
+            for logger, version in zip(self._loggers, versions, strict=False):
                 if hasattr(logger, "_version"):
                     logger._version = version
 
@@ -381,10 +382,10 @@ class _LoggingMixin:
         self._callback_metrics.update(output["callback_metrics"])
         self._logged_metrics.update(output["logged_metrics"])
         self._pbar_metrics.update(output["progress_bar_metrics"])
-        for logger, version in zip(self._loggers, output["logger_versions"]):
+        for logger, version in zip(self._loggers, output["logger_versions"], strict=False):
             if version is not None and hasattr(logger, "_version"):
                 logger._version = version
-        for callback, state in zip(self.checkpoint_callbacks, output["checkpoints"]):
+        for callback, state in zip(self.checkpoint_callbacks, output["checkpoints"], strict=False):
             callback.dirpath = state["dirpath"]  # resolved in the workers' setup, which the caller never ran
             callback.load_state_dict(state)
 

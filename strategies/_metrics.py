@@ -182,7 +182,8 @@ class _Entry:
         elif opts.reduce_fx == "sum":
             self.total = self.total + value
         else:
-            self.total = torch.maximum(self.total, value) if opts.reduce_fx == "max" else torch.minimum(self.total, value)
+            extreme = torch.maximum if opts.reduce_fx == "max" else torch.minimum
+            self.total = extreme(self.total, value)
 
     def compute(self, sync: Callable[[torch.Tensor, str], torch.Tensor]) -> torch.Tensor | None:
         """The epoch value; with ``sync_dist`` over all ranks (means weighted by every rank's batch sizes)."""

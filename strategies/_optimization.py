@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
 if TYPE_CHECKING:
+    from torch.distributed.fsdp import FSDPModule
+
     from strategies.strategy import Strategy
     from strategies.trainer import Trainer
 
@@ -88,7 +90,9 @@ def _split_output(output: Any) -> tuple[torch.Tensor | None, dict[str, Any]]:
         return output["loss"], {k: v for k, v in output.items() if k != "loss"}
     if output is None or isinstance(output, torch.Tensor):
         return output, {}
-    raise TypeError(f"`training_step` returned a `{type(output).__name__}`: return a tensor, a dict with 'loss', or None.")
+    raise TypeError(
+        f"`training_step` returned a `{type(output).__name__}`: return a tensor, a dict with 'loss', or None."
+    )
 
 
 def automatic_step(trainer: Trainer, batch: Any, batch_idx: int, accumulating: bool) -> dict[str, Any]:
@@ -145,10 +149,11 @@ def no_sync(strategy: Strategy) -> Generator[None, None, None]:
         with model.no_sync():
             yield
     elif hasattr(model, "set_requires_gradient_sync"):
-        model.set_requires_gradient_sync(False)
+        sharded = cast("FSDPModule", model)  # only FSDP2's fully_shard modules have it
+        sharded.set_requires_gradient_sync(False)
         try:
             yield
         finally:
-            model.set_requires_gradient_sync(True)
+            sharded.set_requires_gradient_sync(True)
     else:
         yield

@@ -62,7 +62,8 @@ def _scheduler_config(scheduler: Any) -> dict[str, Any]:
     if config["reduce_on_plateau"] and config["monitor"] is None:
         raise ValueError(
             "A `ReduceLROnPlateau` scheduler needs the metric it watches: return "
-            "`{'optimizer': opt, 'lr_scheduler': {'scheduler': sched, 'monitor': 'val_loss'}}` from `configure_optimizers`."
+            "`{'optimizer': opt, 'lr_scheduler': {'scheduler': sched, 'monitor': 'val_loss'}}` "
+            "from `configure_optimizers`."
         )
     return config
 

@@ -39,7 +39,7 @@ def check_max_epochs(max_epochs: Any) -> None:
         )
 
 
-def check_checkpoint(ckpt_path: str | os.PathLike | None, module: nn.Module) -> None:
+def check_checkpoint(ckpt_path: str | os.PathLike[str] | None, module: nn.Module) -> None:
     """Before the launch: ``ckpt_path`` exists and is a checkpoint this library wrote for ``module``.
 
     A file must load with ``torch.load(weights_only=True)`` and hold a ``state_dict`` whose
@@ -82,7 +82,8 @@ def _read_state_dict(path: Path) -> dict[str, Any]:
             f"{path} is not a checkpoint written by this library: it has no `state_dict` entry (found: {found}). "
             "A bare `module.state_dict()` file loads with `module.load_state_dict(torch.load(path))` before `fit`."
         )
-    return checkpoint["state_dict"]
+    state_dict: dict[str, Any] = checkpoint["state_dict"]
+    return state_dict
 
 
 def _check_keys(path: Path, saved: dict[str, Any], module: nn.Module) -> None:
@@ -98,7 +99,7 @@ def _check_keys(path: Path, saved: dict[str, Any], module: nn.Module) -> None:
         raise CheckpointError(mismatch_message(path, module, missing, [k for k in saved if k not in expected], shapes))
 
 
-def mismatch_message(path: str | os.PathLike, module: nn.Module, missing: list[str], unexpected: list[str],
+def mismatch_message(path: str | os.PathLike[str], module: nn.Module, missing: list[str], unexpected: list[str],
                      shapes: list[str] | None = None) -> str:
     """The error for a checkpoint of another model: the file and the keys that do not match."""
     parts = []

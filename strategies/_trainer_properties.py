@@ -9,8 +9,10 @@ import torch
 from strategies.parallel import ParallelStrategy
 
 if TYPE_CHECKING:
-    from strategies.callbacks import HookCall
+    from strategies.callbacks import HookCall, HookRecorder
     from strategies.precision import Precision
+    from strategies.strategy import Strategy
+    from strategies.trainer import TrainerState
 
 _EVAL_HOOKS = frozenset({"validation_step", "on_validation_batch_start", "on_validation_batch_end",
                          "on_validation_epoch_start", "on_validation_epoch_end", "on_validation_start",
@@ -19,6 +21,12 @@ _EVAL_HOOKS = frozenset({"validation_step", "on_validation_batch_start", "on_val
 
 class _TrainerProperties:
     """Mixed into ``Trainer``: everything here reads ``self.strategy``, ``self.state`` or the record."""
+
+    if TYPE_CHECKING:  # the Trainer's, which this class is mixed into
+        strategy: Strategy
+        state: TrainerState
+        _recorder: HookRecorder | None
+        _current_fx: str | None
 
     # -- properties ---------------------------------------------------------------------------
 

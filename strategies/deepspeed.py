@@ -9,7 +9,7 @@ import json
 import os
 from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from typing_extensions import override
@@ -20,6 +20,7 @@ from strategies._optimizers import parse_optimizers
 from strategies.parallel import ParallelStrategy, _StepRedirect, split_parallel_kwargs
 
 if TYPE_CHECKING:
+    from strategies.module import TrainModule
     from strategies.registry import StrategyRegistry
     from strategies.trainer import Trainer
 
@@ -42,7 +43,7 @@ def import_deepspeed(name: str = "deepspeed") -> Any:
 
 
 def build_config(
-    config: dict[str, Any] | str | os.PathLike | None = None,
+    config: dict[str, Any] | str | os.PathLike[str] | None = None,
     stage: int | None = None,
     offload_optimizer: bool = False,
     offload_parameters: bool = False,
@@ -123,7 +124,7 @@ class DeepSpeedStrategy(ParallelStrategy):
     def __init__(
         self,
         *args: Any,
-        config: dict[str, Any] | str | os.PathLike | None = None,
+        config: dict[str, Any] | str | os.PathLike[str] | None = None,
         stage: int | None = None,
         offload_optimizer: bool = False,
         offload_parameters: bool = False,
@@ -197,7 +198,7 @@ class DeepSpeedStrategy(ParallelStrategy):
     @override
     def setup(self, trainer: Trainer) -> None:
         """Move the module, build the optimizer from ``configure_optimizers``, then the DeepSpeed engine."""
-        module = self.module
+        module = cast("TrainModule", self.module)  # the Trainer connects TrainModules
         if not any(True for _ in module.parameters()):
             raise ValueError(
                 f"DeepSpeed found no parameters in `{type(module).__name__}`: create the layers in `__init__` or "
@@ -228,7 +229,8 @@ class DeepSpeedStrategy(ParallelStrategy):
     @override
     def teardown(self) -> None:
         _watch.PROGRESS.stop()
-        engine, self._model = self._model, None
+        engine: Any = self._model  # a DeepSpeedEngine (deepspeed ships no types)
+        self._model = None
         if engine is not None and hasattr(engine, "destroy"):
             engine.destroy()
         del engine
@@ -256,11 +258,13 @@ class DeepSpeedStrategy(ParallelStrategy):
 
     @override
     def backward(self, loss: torch.Tensor) -> None:
-        self._model.backward(loss)
+        engine: Any = self._model  # a DeepSpeedEngine (deepspeed ships no types)
+        engine.backward(loss)
 
     @override
     def optimizer_step(self, optimizer: torch.optim.Optimizer) -> Any:
-        return self._model.step()
+        engine: Any = self._model  # a DeepSpeedEngine (deepspeed ships no types)
+        return engine.step()
 
     @override
     def clip_gradients(self, optimizer: torch.optim.Optimizer, max_norm: float) -> torch.Tensor:
@@ -279,21 +283,23 @@ class DeepSpeedStrategy(ParallelStrategy):
         return self.module.state_dict()
 
     @override
-    def save_checkpoint(self, checkpoint: dict[str, Any], path: str | os.PathLike) -> None:
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: str | os.PathLike[str]) -> None:
         """Every rank calls this: the engine writes a checkpoint directory (each rank its partition);
         loop state, schedulers and callbacks go in its client state."""
         if self._model is None:
             return super().save_checkpoint(checkpoint, path)
         client_state = {k: v for k, v in checkpoint.items() if k not in ("state_dict", "optimizer_states")}
-        self._model.save_checkpoint(str(path), tag=_CHECKPOINT_TAG, client_state=client_state)
+        engine: Any = self._model  # a DeepSpeedEngine (deepspeed ships no types)
+        engine.save_checkpoint(str(path), tag=_CHECKPOINT_TAG, client_state=client_state)
         return None
 
     @override
-    def load_checkpoint(self, path: str | os.PathLike, weights_only: bool = True) -> dict[str, Any]:
+    def load_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = True) -> dict[str, Any]:
         """After ``setup``: the engine loads weights and optimizer partitions in place; the rest is returned."""
         if self._model is None:
             return super().load_checkpoint(path, weights_only=weights_only)
-        load_path, client_state = self._model.load_checkpoint(
+        engine: Any = self._model  # a DeepSpeedEngine (deepspeed ships no types)
+        load_path, client_state = engine.load_checkpoint(
             str(path), tag=_CHECKPOINT_TAG, load_optimizer_states=bool(self.optimizers),
             load_lr_scheduler_states=False,
         )

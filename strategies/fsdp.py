@@ -141,7 +141,7 @@ class FSDPStrategy(ParallelStrategy):
 
     @override
     def _setup_model(self, module: nn.Module) -> nn.Module:
-        root = module.__dict__.get(_ROOT_ATTR)
+        root: nn.Module | None = module.__dict__.get(_ROOT_ATTR)
         if root is not None:
             if root.module is module and getattr(root, "_strategy_compat_world", None) == self.world_size:
                 return root  # sharded by an earlier run in this process (fit, then test): reuse it
@@ -223,7 +223,7 @@ class FSDPStrategy(ParallelStrategy):
         return _fsdp.model_state_dict(self.module, full=True)
 
     @override
-    def save_checkpoint(self, checkpoint: dict[str, Any], path: str | os.PathLike) -> None:
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: str | os.PathLike[str]) -> None:
         """Every rank calls this. ``"sharded"``: a directory (torch.distributed.checkpoint); ``"full"``: a file
         from rank 0 with plain tensors and ``Optimizer.state_dict()``-form optimizer states."""
         if not self._is_sharded():
@@ -236,7 +236,7 @@ class FSDPStrategy(ParallelStrategy):
         return super().save_checkpoint(checkpoint, path)
 
     @override
-    def load_checkpoint(self, path: str | os.PathLike, weights_only: bool = True) -> dict[str, Any]:
+    def load_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = True) -> dict[str, Any]:
         """After ``setup``: load weights and optimizer states in place, from a sharded directory or a
         full file, and return the rest (loop state, schedulers, ...). Before ``setup``: read the file."""
         path = Path(path)

@@ -48,20 +48,20 @@ class Logger(ABC):
     def log_hyperparams(self, params: Mapping[str, Any]) -> None:
         """Record the run's hyperparameters."""
 
-    def save(self) -> None:
+    def save(self) -> None:  # noqa: B027 (an optional hook: the base does nothing)
         """Flush what was logged; the Trainer calls it after every :meth:`log_metrics`."""
 
-    def finalize(self, status: str) -> None:
+    def finalize(self, status: str) -> None:  # noqa: B027 (an optional hook: the base does nothing)
         """Close the run (``status`` is ``"success"`` or ``"failed"``)."""
 
-    def after_save_checkpoint(self, checkpoint_callback: Any) -> None:
+    def after_save_checkpoint(self, checkpoint_callback: Any) -> None:  # noqa: B027 (an optional hook)
         """Called after a ``ModelCheckpoint`` wrote a file."""
 
 
 class _VersionedLogger(Logger):
     """A logger writing to ``<save_dir>/<name>/version_<N>``, ``N`` found on first use."""
 
-    def __init__(self, save_dir: str | os.PathLike, name: str | None, version: int | str | None) -> None:
+    def __init__(self, save_dir: str | os.PathLike[str], name: str | None, version: int | str | None) -> None:
         self._save_dir = os.fspath(save_dir)
         self._name = name or ""
         self._version = version
@@ -130,7 +130,7 @@ class CSVLogger(_VersionedLogger):
 
     def __init__(
         self,
-        save_dir: str | os.PathLike,
+        save_dir: str | os.PathLike[str],
         name: str | None = "lightning_logs",
         version: int | str | None = None,
         prefix: str = "",
@@ -196,7 +196,7 @@ class TensorBoardLogger(_VersionedLogger):
 
     def __init__(
         self,
-        save_dir: str | os.PathLike,
+        save_dir: str | os.PathLike[str],
         name: str | None = "lightning_logs",
         version: int | str | None = None,
         sub_dir: str | None = None,
@@ -237,7 +237,7 @@ class TensorBoardLogger(_VersionedLogger):
         self._write_hparams(params)
         flat = {k: v if isinstance(v, (int, float, str, bool)) else str(v) for k, v in params.items()}
         writer = self.experiment._get_file_writer()
-        for summary in hparams(flat, {}):
+        for summary in hparams(flat, {}):  # type: ignore[no-untyped-call]  # unannotated in torch
             writer.add_summary(summary)
 
     @override

@@ -64,7 +64,7 @@ class ModelCheckpoint(Callback):
 
     def __init__(
         self,
-        dirpath: str | os.PathLike | None = None,
+        dirpath: str | os.PathLike[str] | None = None,
         filename: str | None = None,
         monitor: str | None = None,
         verbose: bool = False,

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from strategies.trainer import Trainer
 
 
-class AttributeDict(dict):
+class AttributeDict(dict[str, Any]):
     """A dict whose keys are also attributes (``module.hparams.lr``), as Lightning's."""
 
     def __getattr__(self, key: str) -> Any:
@@ -157,7 +157,7 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
 
         Checkpoints store them under ``"hyper_parameters"``, as Lightning's do.
         """
-        ignore = {ignore} if isinstance(ignore, str) else set(ignore or ())
+        ignored = {ignore} if isinstance(ignore, str) else set(ignore or ())
         if len(args) == 1 and isinstance(args[0], Mapping):
             self._hparams.update(args[0])
             return
@@ -167,7 +167,7 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
         unknown = [n for n in names if n not in init_args]
         if unknown:
             raise ValueError(f"`save_hyperparameters{tuple(args)}`: {unknown} are not arguments of `__init__`.")
-        self._hparams.update({n: copy.copy(init_args[n]) for n in names if n not in ignore})
+        self._hparams.update({n: copy.copy(init_args[n]) for n in names if n not in ignored})
 
     @property
     def hparams(self) -> AttributeDict:
@@ -202,7 +202,9 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
     def manual_backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
         """Back-propagate in manual optimization, through the backward hooks and the precision."""
         if self.automatic_optimization:
-            raise RuntimeError("`manual_backward` is for manual optimization: set `self.automatic_optimization = False`.")
+            raise RuntimeError(
+                "`manual_backward` is for manual optimization: set `self.automatic_optimization = False`."
+            )
         self.trainer._backward(loss, *args, **kwargs)
 
     def backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import inspect
 from abc import ABC
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
@@ -132,7 +132,7 @@ class ParallelStrategy(Strategy, ABC):
 
     @property
     @override
-    def distributed_sampler_kwargs(self) -> dict[str, int]:
+    def distributed_sampler_kwargs(self) -> dict[str, int] | None:
         return {"num_replicas": self.world_size, "rank": self.global_rank}
 
     @override
@@ -231,6 +231,9 @@ class ParallelStrategy(Strategy, ABC):
 
 class _StepRedirect(nn.Module):
     """Routes ``forward(step_name, ...)`` to the module's step, so a DDP/FSDP wrapper sees it as forward."""
+
+    if TYPE_CHECKING:  # FSDPStrategy marks its root with the world size it was sharded for
+        _strategy_compat_world: int
 
     def __init__(self, module: nn.Module) -> None:
         super().__init__()

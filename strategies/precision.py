@@ -21,11 +21,11 @@ class Precision:
 
     precision = "32-true"
 
-    def forward_context(self) -> contextlib.AbstractContextManager:
+    def forward_context(self) -> contextlib.AbstractContextManager[Any]:
         """The context the forward/step functions run in."""
         return contextlib.nullcontext()
 
-    def module_init_context(self) -> contextlib.AbstractContextManager:
+    def module_init_context(self) -> contextlib.AbstractContextManager[Any]:
         """The context ``configure_model`` runs in (dtype of new parameters)."""
         return contextlib.nullcontext()
 
@@ -39,7 +39,7 @@ class Precision:
 
     def backward(self, loss: torch.Tensor, model: torch.nn.Module | None = None) -> None:
         """Back-propagate ``loss``."""
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward unannotated
 
     def optimizer_step(self, optimizer: torch.optim.Optimizer, model: torch.nn.Module | None = None) -> Any:
         """Step ``optimizer``."""
@@ -86,13 +86,13 @@ class MixedPrecision(Precision):
         self._dtype = torch.bfloat16 if precision == "bf16-mixed" else torch.float16
         self.scaler = torch.amp.GradScaler("cuda") if precision == "16-mixed" else None
 
-    def forward_context(self) -> contextlib.AbstractContextManager:
+    def forward_context(self) -> contextlib.AbstractContextManager[Any]:
         return torch.autocast(self.device_type, dtype=self._dtype)
 
     def backward(self, loss: torch.Tensor, model: torch.nn.Module | None = None) -> None:
         if self.scaler is not None:
             loss = self.scaler.scale(loss)
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch leaves Tensor.backward unannotated
 
     def optimizer_step(self, optimizer: torch.optim.Optimizer, model: torch.nn.Module | None = None) -> Any:
         if self.scaler is None:
@@ -120,14 +120,16 @@ class _CastPrecision(Precision):
 
     def __init__(self, precision: str) -> None:
         if precision not in self._dtypes:
-            raise ValueError(f"`{type(self).__name__}(precision={precision!r})`: expected one of {sorted(self._dtypes)}.")
+            raise ValueError(
+                f"`{type(self).__name__}(precision={precision!r})`: expected one of {sorted(self._dtypes)}."
+            )
         self.precision = precision
         self._dtype = self._dtypes[precision]
 
-    def module_init_context(self) -> contextlib.AbstractContextManager:
+    def module_init_context(self) -> contextlib.AbstractContextManager[Any]:
         return _default_dtype(self._dtype)
 
-    def forward_context(self) -> contextlib.AbstractContextManager:
+    def forward_context(self) -> contextlib.AbstractContextManager[Any]:
         return _default_dtype(self._dtype)
 
     def convert_module(self, module: torch.nn.Module) -> torch.nn.Module:

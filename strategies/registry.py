@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from strategies.strategy import Strategy
 
 
 @dataclass(frozen=True)
 class _Entry:
-    cls: type
+    cls: type[Strategy]
     description: str
     init_kwargs: dict[str, Any] = field(default_factory=dict)
 
@@ -19,13 +22,15 @@ class StrategyRegistry:
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
 
-    def register(self, name: str, cls: type, description: str, override: bool = False, **init_kwargs: Any) -> None:
+    def register(
+        self, name: str, cls: type[Strategy], description: str, override: bool = False, **init_kwargs: Any
+    ) -> None:
         """Add ``name``; an existing name needs ``override=True``."""
         if name in self._entries and not override:
             raise ValueError(f"The strategy name {name!r} is already registered. HINT: pass `override=True`.")
         self._entries[name] = _Entry(cls, description, init_kwargs)
 
-    def create(self, name: str, **kwargs: Any) -> Any:
+    def create(self, name: str, **kwargs: Any) -> Strategy:
         """Instantiate the strategy registered as ``name``."""
         if name not in self._entries:
             raise ValueError(

@@ -8,7 +8,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import nn
@@ -20,6 +20,7 @@ from strategies.precision import Precision
 if TYPE_CHECKING:
     from strategies.environments import ClusterEnvironment
     from strategies.launchers.launcher import Launcher
+    from strategies.module import TrainModule
     from strategies.registry import StrategyRegistry
     from strategies.trainer import Trainer
 
@@ -48,7 +49,7 @@ class Strategy(ABC):
         # The Trainer sets its hook recorder here; a plain function keeps the strategy picklable.
         self._recorder: Callable[[str], None] = _no_record
         # The file the last `load_checkpoint` read, named when its state dict does not fit the module.
-        self._checkpoint_path: str | os.PathLike | None = None
+        self._checkpoint_path: str | os.PathLike[str] | None = None
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -138,7 +139,7 @@ class Strategy(ABC):
 
     # -- construction -------------------------------------------------------------------------
 
-    @classmethod
+    @classmethod  # noqa: B027 (an optional hook: the base does nothing)
     def register_strategies(cls, registry: StrategyRegistry) -> None:
         """Add this class's registry names (``Trainer(strategy="name")``) to ``registry``; none by default."""
 
@@ -184,7 +185,8 @@ class Strategy(ABC):
         self._recorder("module.configure_optimizers")
         from strategies._optimizers import parse_optimizers
 
-        self.optimizers, self.lr_scheduler_configs = parse_optimizers(self.module.configure_optimizers())
+        module = cast("TrainModule", self.module)  # the Trainer connects TrainModules
+        self.optimizers, self.lr_scheduler_configs = parse_optimizers(module.configure_optimizers())
 
     def teardown(self) -> None:
         """Release wrappers and optimizers and put the module back on the CPU; the group stays."""
@@ -241,7 +243,7 @@ class Strategy(ABC):
 
     # -- collectives (single process: identities) ---------------------------------------------
 
-    def barrier(self, name: str | None = None) -> None:
+    def barrier(self, name: str | None = None) -> None:  # noqa: B027 (one process: nothing to wait for)
         """Wait until every process reaches this point."""
 
     def broadcast(self, obj: Any, src: int = 0) -> Any:
@@ -266,7 +268,7 @@ class Strategy(ABC):
         """The module's full state dict (unwrapped names)."""
         return self.module.state_dict()
 
-    def save_checkpoint(self, checkpoint: dict[str, Any], path: str | os.PathLike) -> None:
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: str | os.PathLike[str]) -> None:
         """Write ``checkpoint`` to ``path`` (on global rank 0 only), atomically."""
         if not self.is_global_zero:
             return
@@ -276,10 +278,11 @@ class Strategy(ABC):
         torch.save(checkpoint, tmp)
         os.replace(tmp, path)
 
-    def load_checkpoint(self, path: str | os.PathLike, weights_only: bool = True) -> dict[str, Any]:
+    def load_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = True) -> dict[str, Any]:
         """Read a checkpoint; ``weights_only=True`` unless the caller trusts the file."""
         self._checkpoint_path = path
-        return torch.load(path, map_location="cpu", weights_only=weights_only)
+        checkpoint: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=weights_only)
+        return checkpoint
 
     def load_module_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
         """Load a full state dict into the module; a mismatch names the file and the keys."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -117,7 +117,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         inference_mode: bool = True,
         use_distributed_sampler: bool = True,
         sync_batchnorm: bool = False,
-        default_root_dir: str | os.PathLike | None = None,
+        default_root_dir: str | os.PathLike[str] | None = None,
         plugins: list[Any] | None = None,
         record_hooks: bool = False,
     ) -> None:
@@ -135,8 +135,10 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         )
         self.gradient_clip_val = gradient_clip_val
         self.gradient_clip_algorithm = gradient_clip_algorithm or "norm"
-        _arguments.check_loop_arguments(self.accumulate_grad_batches, self.val_check_interval,
-                                        self.num_sanity_val_steps, gradient_clip_algorithm, self.check_val_every_n_epoch)
+        _arguments.check_loop_arguments(
+            self.accumulate_grad_batches, self.val_check_interval, self.num_sanity_val_steps,
+            gradient_clip_algorithm, self.check_val_every_n_epoch,
+        )
         self._determinism = (deterministic, benchmark)
         _arguments.apply_determinism(deterministic, benchmark)
         self.inference_mode = inference_mode
@@ -168,7 +170,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         sanity = 2 if num_sanity_val_steps is None else num_sanity_val_steps
         self.num_sanity_val_steps: int | float = float("inf") if sanity == -1 else sanity
         self.accumulate_grad_batches = accumulate_grad_batches
-        self.limits = dict(zip(("train", "val", "test", "predict"), limits))
+        self.limits = dict(zip(("train", "val", "test", "predict"), limits, strict=True))
         if self.fast_dev_run:
             n = self.fast_dev_run
             self.limits = dict.fromkeys(self.limits, n)
@@ -178,7 +180,11 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
     def _check_strategy_support(self) -> None:
         from strategies.deepspeed import DeepSpeedStrategy
 
-        if self.sync_batchnorm and isinstance(self.strategy, ParallelStrategy) and self.strategy.root_device.type == "cpu":
+        if (
+            self.sync_batchnorm
+            and isinstance(self.strategy, ParallelStrategy)
+            and self.strategy.root_device.type == "cpu"
+        ):
             raise ValueError(
                 "`sync_batchnorm=True` needs CUDA: torch's DistributedDataParallel refuses SyncBatchNorm on CPU. "
                 "Drop it for CPU runs (BatchNorm then normalises over each rank's batch)."
@@ -207,29 +213,32 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
     # -- entry points -------------------------------------------------------------------------
 
     def fit(self, model: TrainModule, train_dataloaders: Any = None, val_dataloaders: Any = None,
-            datamodule: DataModule | None = None, ckpt_path: str | os.PathLike | None = None) -> None:
+            datamodule: DataModule | None = None, ckpt_path: str | os.PathLike[str] | None = None) -> None:
         """Train ``model``; resume from ``ckpt_path`` when given."""
         _require_step(model, "training_step", "fit")
         self._launch("fit", model, {"train": train_dataloaders, "val": val_dataloaders}, datamodule, ckpt_path)
 
     def validate(self, model: TrainModule, dataloaders: Any = None, datamodule: DataModule | None = None,
-                 ckpt_path: str | os.PathLike | None = None) -> list[dict[str, float]]:
+                 ckpt_path: str | os.PathLike[str] | None = None) -> list[dict[str, float]]:
         """Run the validation loop once; return the epoch metrics."""
         _require_step(model, "validation_step", "validate")
-        return self._launch("validate", model, {"val": dataloaders}, datamodule, ckpt_path)
+        metrics = self._launch("validate", model, {"val": dataloaders}, datamodule, ckpt_path)
+        return cast("list[dict[str, float]]", metrics)
 
     def test(self, model: TrainModule, dataloaders: Any = None, datamodule: DataModule | None = None,
-             ckpt_path: str | os.PathLike | None = None) -> list[dict[str, float]]:
+             ckpt_path: str | os.PathLike[str] | None = None) -> list[dict[str, float]]:
         """Run the test loop once; return the epoch metrics."""
         _require_step(model, "test_step", "test")
-        return self._launch("test", model, {"test": dataloaders}, datamodule, ckpt_path)
+        metrics = self._launch("test", model, {"test": dataloaders}, datamodule, ckpt_path)
+        return cast("list[dict[str, float]]", metrics)
 
     def predict(self, model: TrainModule, dataloaders: Any = None, datamodule: DataModule | None = None,
-                ckpt_path: str | os.PathLike | None = None) -> list[Any]:
+                ckpt_path: str | os.PathLike[str] | None = None) -> list[Any]:
         """Run ``predict_step`` over the data; return this rank's outputs (rank 0's for spawn)."""
-        return self._launch("predict", model, {"predict": dataloaders}, datamodule, ckpt_path)
+        outputs = self._launch("predict", model, {"predict": dataloaders}, datamodule, ckpt_path)
+        return cast("list[Any]", outputs)
 
-    def save_checkpoint(self, path: str | os.PathLike) -> None:
+    def save_checkpoint(self, path: str | os.PathLike[str]) -> None:
         """Save weights, optimizer and loop state to ``path`` (written by rank 0; all ranks call it)."""
         self.strategy.save_checkpoint(dump_checkpoint(self), path)
         self.strategy.barrier("save_checkpoint")
@@ -320,7 +329,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
             self._call_module("configure_model")
         strategy.precision.convert_module(strategy.module)
         if self.sync_batchnorm and isinstance(strategy, ParallelStrategy):
-            torch.nn.SyncBatchNorm.convert_sync_batchnorm(strategy.module)
+            torch.nn.SyncBatchNorm.convert_sync_batchnorm(strategy.module)  # type: ignore[no-untyped-call]  # unannotated in torch
 
     def _setup_optimizers(self) -> None:
         if self.state.stage != "fit":
@@ -422,5 +431,6 @@ def _ordered(callbacks: list[Any]) -> list[Any]:
 def _require_step(model: Any, step: str, stage: str) -> None:
     if isinstance(model, TrainModule) and not _has_own(model, step, TrainModule):
         raise NotImplementedError(
-            f"`{type(model).__name__}` has no `{step}`: define `{step}(self, batch, batch_idx)` to use `Trainer.{stage}`."
+            f"`{type(model).__name__}` has no `{step}`: "
+            f"define `{step}(self, batch, batch_idx)` to use `Trainer.{stage}`."
         )

@@ -92,12 +92,12 @@ class Signature:
         params: list[Param] = []
         positional = [*args.posonlyargs, *args.args]
         defaults = [None] * (len(positional) - len(args.defaults)) + [ast.unparse(d) for d in args.defaults]
-        for index, (arg, default) in enumerate(zip(positional, defaults)):
+        for index, (arg, default) in enumerate(zip(positional, defaults, strict=True)):
             kind = ParamKind.POSITIONAL_ONLY if index < len(args.posonlyargs) else ParamKind.POSITIONAL_OR_KEYWORD
             params.append(Param(arg.arg, kind, default))
         if args.vararg:
             params.append(Param(args.vararg.arg, ParamKind.VAR_POSITIONAL))
-        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
             params.append(Param(arg.arg, ParamKind.KEYWORD_ONLY, None if default is None else ast.unparse(default)))
         if args.kwarg:
             params.append(Param(args.kwarg.arg, ParamKind.VAR_KEYWORD))

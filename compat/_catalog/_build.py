@@ -374,7 +374,7 @@ def _registered(body: list[ast.stmt], literals: dict[str, ast.expr], env: dict[s
                 names = [t.id for t in (node.target.elts if isinstance(node.target, ast.Tuple) else [node.target])
                          if isinstance(t, ast.Name)]
                 values = item if isinstance(node.target, ast.Tuple) else (item,)
-                found |= _registered(node.body, literals, {**env, **dict(zip(names, values))})
+                found |= _registered(node.body, literals, {**env, **dict(zip(names, values, strict=False))})
             continue
         for sub in ast.walk(node):
             if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "register"

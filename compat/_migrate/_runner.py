@@ -426,7 +426,7 @@ def _names_pattern(names: set[str]) -> re.Pattern[str]:
     checks the leading word boundary (:func:`compat._migrate._worker.mentions`).
     """
 
-    def build(node: dict[str, dict]) -> str:  # type: ignore[type-arg]
+    def build(node: dict[str, dict[str, Any]]) -> str:
         ends = "" in node
         branches = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items()) if ch]
         if not branches:
@@ -434,7 +434,7 @@ def _names_pattern(names: set[str]) -> re.Pattern[str]:
         body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
         return f"(?:{body})?" if ends else body
 
-    trie: dict[str, dict] = {}  # type: ignore[type-arg]
+    trie: dict[str, dict[str, Any]] = {}
     for name in names:
         node = trie
         for ch in name:

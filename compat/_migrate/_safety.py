@@ -201,7 +201,7 @@ def check_output(before: Decoded, after: str, after_bytes: bytes, rerun_changes:
     if lost:
         first = next(iter(lost))
         return f"a comment would disappear ({first!r}; a codemod bug; please report it)"
-    # A comment copied (a trailing ``# noqa`` on both halves of a split import) is not a change.
+    # A comment copied (a trailing noqa comment on both halves of a split import) is not a change.
     added = [c for c in new - old if not c.startswith(TODO_PREFIX) and c not in old]
     if added:
         return f"a comment would be changed ({added[0]!r}; a codemod bug; please report it)"

@@ -4,7 +4,12 @@ Every class here is deprecated; importing this package imports torch.
 """
 
 from compat.plugins import environments, precision, training_type
-from compat.plugins.environments import ClusterEnvironment, LightningEnvironment, SLURMEnvironment, TorchElasticEnvironment
+from compat.plugins.environments import (
+    ClusterEnvironment,
+    LightningEnvironment,
+    SLURMEnvironment,
+    TorchElasticEnvironment,
+)
 from compat.plugins.precision import (
     ApexMixedPrecisionPlugin,
     DeepSpeedPrecisionPlugin,

@@ -14,11 +14,6 @@ from typing import Any
 
 from typing_extensions import deprecated
 
-from strategies.environments import ClusterEnvironment as _NewClusterEnvironment
-from strategies.environments import LocalEnvironment as _LocalEnvironment
-from strategies.environments import SLURMEnvironment as _NewSLURMEnvironment
-from strategies.environments import TorchElasticEnvironment as _NewTorchElasticEnvironment
-
 from compat._bridge import (
     Hook,
     ShimMeta,
@@ -29,6 +24,10 @@ from compat._bridge import (
     warn_class_use,
 )
 from compat._warnings import deprecation_message, warn_deprecated
+from strategies.environments import ClusterEnvironment as _NewClusterEnvironment
+from strategies.environments import LocalEnvironment as _LocalEnvironment
+from strategies.environments import SLURMEnvironment as _NewSLURMEnvironment
+from strategies.environments import TorchElasticEnvironment as _NewTorchElasticEnvironment
 
 __all__ = ["ClusterEnvironment", "LightningEnvironment", "SLURMEnvironment", "TorchElasticEnvironment"]
 
@@ -71,7 +70,11 @@ def _old_method(old: str, new: str) -> Any:
                     f"`ClusterEnvironment.{old}()` is abstract: return the value in your override "
                     f"(or subclass `LightningEnvironment`, which has one)."
                 )
-            return impl.fget(self) if isinstance(impl, property) else impl(self)
+            if isinstance(impl, property):
+                if impl.fget is None:
+                    raise TypeError(f"`ClusterEnvironment.{new}` is a property without a getter")
+                return impl.fget(self)
+            return impl(self)
         warn_deprecated(deprecation_message(_OWNER, new, member=old))
         return getattr(self, new)
 

@@ -12,13 +12,19 @@ from typing import Any
 
 from typing_extensions import deprecated
 
-from strategies.precision import MixedPrecision as _MixedPrecision
-from strategies.precision import Precision as _Precision
-
 from compat._bridge import (
-    Hook, ShimMeta, base_attr, bridge_subclass, call_old, forwarder, user_override, warn_class_use,
+    Hook,
+    ShimMeta,
+    base_attr,
+    bridge_subclass,
+    call_old,
+    forwarder,
+    user_override,
+    warn_class_use,
 )
 from compat._warnings import deprecation_message, warn_deprecated
+from strategies.precision import MixedPrecision as _MixedPrecision
+from strategies.precision import Precision as _Precision
 
 __all__ = [
     "PrecisionPlugin", "MixedPrecisionPlugin", "NativeMixedPrecisionPlugin", "ApexMixedPrecisionPlugin",
@@ -80,7 +86,7 @@ class PrecisionPlugin(_Precision, metaclass=ShimMeta):
 
     _compat_old = _OWNER
     _compat_new = "strategies.Precision"
-    _compat_new_cls = _Precision
+    _compat_new_cls: type[_Precision] = _Precision
     EPSILON = 1e-6
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -159,10 +165,14 @@ def _unavailable(name: str, old: str) -> type:
                                                  "__doc__": f"``{old}``: removed; instantiating it raises."})
 
 
-ApexMixedPrecisionPlugin = _unavailable("ApexMixedPrecisionPlugin", "pytorch_lightning.plugins.ApexMixedPrecisionPlugin")
+ApexMixedPrecisionPlugin = _unavailable(
+    "ApexMixedPrecisionPlugin", "pytorch_lightning.plugins.ApexMixedPrecisionPlugin"
+)
 ShardedNativeMixedPrecisionPlugin = _unavailable(
     "ShardedNativeMixedPrecisionPlugin", "pytorch_lightning.plugins.ShardedNativeMixedPrecisionPlugin")
 FullyShardedNativeMixedPrecisionPlugin = _unavailable(
     "FullyShardedNativeMixedPrecisionPlugin", "pytorch_lightning.plugins.FullyShardedNativeMixedPrecisionPlugin")
-DeepSpeedPrecisionPlugin = _unavailable("DeepSpeedPrecisionPlugin", "pytorch_lightning.plugins.DeepSpeedPrecisionPlugin")
+DeepSpeedPrecisionPlugin = _unavailable(
+    "DeepSpeedPrecisionPlugin", "pytorch_lightning.plugins.DeepSpeedPrecisionPlugin"
+)
 TPUHalfPrecisionPlugin = _unavailable("TPUHalfPrecisionPlugin", "pytorch_lightning.plugins.TPUHalfPrecisionPlugin")

@@ -28,12 +28,6 @@ from torch import nn
 from typing_extensions import deprecated
 
 import strategies
-from strategies.ddp import DDPStrategy as _DDPStrategy
-from strategies.ddp_spawn import DDPSpawnStrategy as _DDPSpawnStrategy
-from strategies.parallel import ParallelStrategy as _ParallelStrategy
-from strategies.single_device import SingleDeviceStrategy as _SingleDeviceStrategy
-from strategies.strategy import Strategy as _Strategy
-
 from compat._bridge import (
     Hook,
     ShimMeta,
@@ -48,6 +42,11 @@ from compat._bridge import (
     warn_class_use,
 )
 from compat._warnings import deprecation_message, user_frame, warn_deprecated
+from strategies.ddp import DDPStrategy as _DDPStrategy
+from strategies.ddp_spawn import DDPSpawnStrategy as _DDPSpawnStrategy
+from strategies.parallel import ParallelStrategy as _ParallelStrategy
+from strategies.single_device import SingleDeviceStrategy as _SingleDeviceStrategy
+from strategies.strategy import Strategy as _Strategy
 
 if TYPE_CHECKING:
     from strategies.trainer import Trainer
@@ -115,7 +114,7 @@ _STRATEGY_HOOKS = (
 _LEGACY_SETUP_PARAMS = ("model", "pl_module", "lightning_module", "module")
 
 
-def _legacy_setup_bridge(cls: type) -> None:
+def _legacy_setup_bridge(cls: type[_LegacyStrategy]) -> None:
     """``setup(self, model)`` (1.2-1.4) on a user plugin: called at the start of ``setup(trainer)``."""
     func = vars(cls).get("setup")
     if func is None or is_bridge(func) or first_param(func) not in _LEGACY_SETUP_PARAMS:
@@ -136,7 +135,7 @@ def _legacy_setup_bridge(cls: type) -> None:
             return func(self, trainer)
         return _LegacyStrategy.setup(self, trainer)
 
-    cls.setup = mark_bridge(setup, "setup")
+    cls.setup = mark_bridge(setup, "setup")  # type: ignore[method-assign]  # the bridge on the user's class
 
 
 def _no_record(name: str) -> None:
@@ -158,6 +157,11 @@ class _LegacyStrategy:
     _compat_in_container = False
     _compat_legacy_setup: Any = None
 
+    if TYPE_CHECKING:  # a mixin: the strategy it is mixed into has these
+
+        @property
+        def module(self) -> nn.Module: ...
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         bridge_subclass(cls, _STRATEGY_HOOKS)
@@ -168,7 +172,7 @@ class _LegacyStrategy:
 
     def setup_environment(self) -> None:
         check_unsupported(self, "checked before the processes set up")
-        super().setup_environment()
+        super().setup_environment()  # type: ignore[misc]  # a mixin: the strategy follows in the MRO
 
     def setup(self, trainer: Trainer) -> None:
         if isinstance(trainer, nn.Module):
@@ -306,10 +310,10 @@ class _LegacyParallel(_LegacyStrategy):
             # so a new-style `setup_distributed` override runs).
             warn_deprecated(deprecation_message(self._compat_old_owner, "setup_distributed",
                                                 member="init_ddp_connection"))
-            self.setup_distributed()  # type: ignore[attr-defined]
+            self.setup_distributed()
             return
         # Reached through super() from the user's override: the base behaviour, the process group.
-        _ParallelStrategy.setup_distributed(self)  # type: ignore[arg-type]
+        _ParallelStrategy.setup_distributed(self)  # type: ignore[arg-type]  # a mixin of a ParallelStrategy
 
     torch_distributed_backend = property_forwarder(_PAR, "torch_distributed_backend", "process_group_backend")
 
@@ -495,7 +499,8 @@ class _Unavailable:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "_compat_old" not in vars(cls):
-            for base in cls.__mro__[1:]:
+            bases: tuple[Any, ...] = cls.__mro__[1:]  # classes with the `_compat_*` attributes
+            for base in bases:
                 if "_compat_old" in vars(base) and base._compat_old:
                     warn_deprecated(
                         deprecation_message(base._compat_old, base._compat_new,
@@ -528,6 +533,8 @@ TPUSpawnPlugin = _unavailable("TPUSpawnPlugin", "pytorch_lightning.plugins.TPUSp
 SingleTPUPlugin = _unavailable("SingleTPUPlugin", "pytorch_lightning.plugins.SingleTPUPlugin")
 RPCPlugin = _unavailable("RPCPlugin", "pytorch_lightning.plugins.RPCPlugin")
 RPCSequentialPlugin = _unavailable("RPCSequentialPlugin", "pytorch_lightning.plugins.RPCSequentialPlugin")
-DeepSpeedPlugin = _shim_for_optional("DeepSpeedPlugin", "pytorch_lightning.plugins.DeepSpeedPlugin", "DeepSpeedStrategy")
+DeepSpeedPlugin = _shim_for_optional(
+    "DeepSpeedPlugin", "pytorch_lightning.plugins.DeepSpeedPlugin", "DeepSpeedStrategy"
+)
 DataParallelPlugin = _shim_for_optional("DataParallelPlugin", "pytorch_lightning.plugins.DataParallelPlugin",
                                         "DataParallelStrategy")

@@ -35,5 +35,5 @@ class Accelerator(ABC):
     def get_parallel_devices(self, devices: int | list[int]) -> list[torch.device]:
         """The ``torch.device`` of each local rank."""
 
-    def teardown(self) -> None:
+    def teardown(self) -> None:  # noqa: B027 (an optional hook: the base does nothing)
         """Release what ``setup_device`` took."""

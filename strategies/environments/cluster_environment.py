@@ -57,8 +57,8 @@ class ClusterEnvironment(ABC):
     def node_rank(self) -> int:
         """The rank of this node."""
 
-    def validate_settings(self, num_devices: int, num_nodes: int) -> None:
+    def validate_settings(self, num_devices: int, num_nodes: int) -> None:  # noqa: B027 (an optional hook: the base does nothing)
         """Raise ``ValueError`` when the Trainer's devices/num_nodes disagree with the environment."""
 
-    def teardown(self) -> None:
+    def teardown(self) -> None:  # noqa: B027 (an optional hook: the base does nothing)
         """Release what the environment holds (sockets, variables)."""

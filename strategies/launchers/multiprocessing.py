@@ -88,8 +88,9 @@ class MultiprocessingLauncher(Launcher):
         # their rank (libraries that act on rank 0 only can stay quiet until then).
         os.environ["STRATEGIES_SPAWNED_WORKER"] = "1"
         try:
-            return mp.start_processes(worker, args=args, nprocs=self._strategy.num_processes, join=False,
-                                      start_method=self.start_method)
+            return mp.start_processes(  # type: ignore[no-untyped-call]  # unannotated in torch
+                worker, args=args, nprocs=self._strategy.num_processes, join=False, start_method=self.start_method
+            )
         finally:
             del os.environ["STRATEGIES_SPAWNED_WORKER"]
 
@@ -120,7 +121,7 @@ def _unshare(module: torch.nn.Module) -> None:
     """
     with torch.no_grad():
         for tensor in (*module.parameters(), *module.buffers()):
-            if tensor.is_shared():
+            if tensor.is_shared():  # type: ignore[no-untyped-call]  # unannotated in torch
                 tensor.data = tensor.data.clone()
 
 

@@ -171,7 +171,7 @@ class _Children:
     # Why the children of this process ended early (a failure or an interrupt); None while they run.
     ended: str | None = None
 
-    def __init__(self, procs: dict[int, subprocess.Popen], error_dir: str, port: int) -> None:
+    def __init__(self, procs: dict[int, subprocess.Popen[bytes]], error_dir: str, port: int) -> None:
         self.procs = procs
         self.port = port
         self.size = len(procs) + 1
