@@ -23,7 +23,7 @@ def model_summary(module: nn.Module) -> str:
         params = sum(p.numel() for p in child.parameters())
         rows.append((str(index), name, type(child).__name__, _count(params), "train" if child.training else "eval"))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    lines = [" | ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines = [" | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
     rule = "-" * max(len(line) for line in lines)
     trainable = sum(p.numel() for p in module.parameters() if p.requires_grad)
     total = sum(p.numel() for p in module.parameters())

@@ -11,12 +11,12 @@ import torch
 from strategies import _arguments, _preflight
 from strategies._checkpoint import dump_checkpoint, restore_checkpoint
 from strategies._connector import resolve_strategy
-from strategies._summary import model_summary
 from strategies._evaluation import run_evaluation
 from strategies._fit_loop import FitLoop, _limit
 from strategies._hook_calls import _LOADER_HOOK, _HookCalls
 from strategies._logging import _LoggingMixin
 from strategies._optimization import OptimizerProxy
+from strategies._summary import model_summary
 from strategies._trainer_properties import _TrainerProperties
 from strategies.callbacks import Callback, HookCall, HookRecorder
 from strategies.module import DataModule, TrainModule, _has_own
