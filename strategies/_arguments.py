@@ -36,8 +36,13 @@ def fast_dev_run_batches(fast_dev_run: int | bool) -> int:
     return fast_dev_run
 
 
-def check_loop_arguments(accumulate_grad_batches: Any, val_check_interval: Any, num_sanity_val_steps: Any,
-                         gradient_clip_algorithm: Any, check_val_every_n_epoch: Any) -> None:
+def check_loop_arguments(
+    accumulate_grad_batches: Any,
+    val_check_interval: Any,
+    num_sanity_val_steps: Any,
+    gradient_clip_algorithm: Any,
+    check_val_every_n_epoch: Any,
+) -> None:
     """Raise on a value Lightning would refuse, naming what to pass instead."""
     if not isinstance(accumulate_grad_batches, int) or accumulate_grad_batches < 1:
         raise ValueError(f"`accumulate_grad_batches={accumulate_grad_batches!r}`: pass an integer >= 1.")

@@ -54,7 +54,8 @@ def inject_distributed_sampler(loader: Any, sampler_kwargs: Mapping[str, Any] | 
 def set_sampler_epoch(loader: Any, epoch: int) -> None:
     """Tell the loader's sampler (and its batch sampler's) which epoch it is, so shuffling changes."""
     samplers: tuple[Any, ...] = (
-        getattr(loader, "sampler", None), getattr(getattr(loader, "batch_sampler", None), "sampler", None)
+        getattr(loader, "sampler", None),
+        getattr(getattr(loader, "batch_sampler", None), "sampler", None),
     )
     for sampler in samplers:
         if hasattr(sampler, "set_epoch"):

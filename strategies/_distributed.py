@@ -131,8 +131,9 @@ class Rendezvous:
             self.reserve(port)
             # detach(): the store owns the fd from here (closing it twice broke a later bind).
             fd = self._reserved.pop(port).detach()
-            store = dist.TCPStore(LOOPBACK, port, world_size, True, timeout=timeout, master_listen_fd=fd,
-                                  wait_for_workers=False)
+            store = dist.TCPStore(
+                LOOPBACK, port, world_size, True, timeout=timeout, master_listen_fd=fd, wait_for_workers=False
+            )
             self._served[port] = store
         return store
 
@@ -200,8 +201,9 @@ class Rendezvous:
         elif server:
             # A multi-node run: the other nodes reach this host by MASTER_ADDR, so torch listens on
             # every interface (an explicit choice: a cluster environment named this host).
-            store = self._served.get(port) or dist.TCPStore(address, port, world_size, True, timeout=timeout,
-                                                             wait_for_workers=False)
+            store = self._served.get(port) or dist.TCPStore(
+                address, port, world_size, True, timeout=timeout, wait_for_workers=False
+            )
             self._served[port] = store
         else:
             store = dist.TCPStore(address, port, world_size, False, timeout=timeout)
@@ -209,8 +211,7 @@ class Rendezvous:
         prefixed = dist.PrefixStore(f"strategies/{number}/", store)
         prefixed.set(f"joined/{global_rank}", "1")
         try:
-            dist.init_process_group(backend, store=prefixed, rank=global_rank, world_size=world_size,
-                                    timeout=timeout)
+            dist.init_process_group(backend, store=prefixed, rank=global_rank, world_size=world_size, timeout=timeout)
         except Exception as err:
             _name_absent_ranks(err, prefixed, world_size, f"{address}:{port}")
             raise
@@ -266,8 +267,10 @@ def _name_absent_ranks(err: BaseException, store: dist.Store, world_size: int, w
     except Exception:  # the store itself is gone: nothing more to say
         return
     if absent:
-        err.add_note(f"Rank{'s' if len(absent) > 1 else ''} {', '.join(map(str, absent))} of {world_size} did not "
-                     f"join the rendezvous on {where} before the timeout.")
+        err.add_note(
+            f"Rank{'s' if len(absent) > 1 else ''} {', '.join(map(str, absent))} of {world_size} did not "
+            f"join the rendezvous on {where} before the timeout."
+        )
 
 
 #: The one rendezvous of this process.

@@ -223,8 +223,10 @@ class FitLoop:
             if plateau:
                 metric = trainer.callback_metrics.get(config["monitor"])
                 if metric is None:
-                    message = (f"`ReduceLROnPlateau` watches `{config['monitor']}`, which was not logged; logged: "
-                               f"{sorted(trainer.callback_metrics)}. Log it with `self.log`, or set 'strict': False.")
+                    message = (
+                        f"`ReduceLROnPlateau` watches `{config['monitor']}`, which was not logged; logged: "
+                        f"{sorted(trainer.callback_metrics)}. Log it with `self.log`, or set 'strict': False."
+                    )
                     if config["strict"]:
                         raise RuntimeError(message)
                     warnings.warn(message, RuntimeWarning, stacklevel=2)

@@ -99,8 +99,13 @@ def broadcast_module_states(module: nn.Module, src: int = 0) -> None:
                 dist.broadcast(tensor.data, src=src)
 
 
-def shard_module(module: nn.Module, root: nn.Module, policy: Callable[[nn.Module], bool] | None,
-                 fully_shard: Callable[..., Any], **kwargs: Any) -> int:
+def shard_module(
+    module: nn.Module,
+    root: nn.Module,
+    policy: Callable[[nn.Module], bool] | None,
+    fully_shard: Callable[..., Any],
+    **kwargs: Any,
+) -> int:
     """``fully_shard`` every submodule of ``module`` the policy picks (children first), then ``root``.
 
     ``module`` itself is never a unit of its own: its direct parameters belong to ``root`` (the
@@ -169,7 +174,7 @@ def clip_grad_norm(parameters: Iterable[torch.Tensor], max_norm: float, norm_typ
         local = sum((t.float().norm(norm_type) ** norm_type for t in sharded), torch.tensor(0.0, device=device))
         if sharded and dist.is_initialized():
             dist.all_reduce(local)
-        total = (local + sum((t.float().norm(norm_type) ** norm_type for t in plain), torch.tensor(0.0, device=device)))
+        total = local + sum((t.float().norm(norm_type) ** norm_type for t in plain), torch.tensor(0.0, device=device))
         total = total ** (1.0 / norm_type)
     coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)
     for g in grads:
@@ -276,8 +281,9 @@ def optimizer_state_dicts(
     return out
 
 
-def load_full(module: nn.Module, optimizers: list[torch.optim.Optimizer], checkpoint: dict[str, Any],
-              strict: bool = True) -> None:
+def load_full(
+    module: nn.Module, optimizers: list[torch.optim.Optimizer], checkpoint: dict[str, Any], strict: bool = True
+) -> None:
     """Load a full checkpoint (every rank read the file) into the sharded module and optimizers."""
     api = _sd_api()
     api.set_model(module, checkpoint["state_dict"], options=api.options(full_state_dict=True, strict=strict))
@@ -286,8 +292,13 @@ def load_full(module: nn.Module, optimizers: list[torch.optim.Optimizer], checkp
         api.set_optim(module, optimizer, fqn_state, options=api.options(full_state_dict=True))
 
 
-def save_sharded(module: nn.Module, optimizers: list[torch.optim.Optimizer], checkpoint: dict[str, Any],
-                 path: Path, is_global_zero: bool) -> None:
+def save_sharded(
+    module: nn.Module,
+    optimizers: list[torch.optim.Optimizer],
+    checkpoint: dict[str, Any],
+    path: Path,
+    is_global_zero: bool,
+) -> None:
     """Every rank writes its shards to directory ``path`` (torch.distributed.checkpoint); rank 0 adds
     ``meta.pt`` (loop state, schedulers, precision, callbacks). Written to a temporary directory
     first and renamed, so a crash never leaves a half-written checkpoint under ``path``."""
@@ -314,8 +325,9 @@ def save_sharded(module: nn.Module, optimizers: list[torch.optim.Optimizer], che
     dist.barrier()
 
 
-def load_sharded(module: nn.Module, optimizers: list[torch.optim.Optimizer], path: Path,
-                 weights_only: bool = True) -> dict[str, Any]:
+def load_sharded(
+    module: nn.Module, optimizers: list[torch.optim.Optimizer], path: Path, weights_only: bool = True
+) -> dict[str, Any]:
     """Load a sharded checkpoint directory in place (same world size); return the rest of it."""
     import torch.distributed.checkpoint as dcp
 

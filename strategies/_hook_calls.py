@@ -15,8 +15,12 @@ if TYPE_CHECKING:
     from strategies.strategy import Strategy
     from strategies.trainer import Trainer, TrainerState
 
-_LOADER_HOOK = {"train": "train_dataloader", "val": "val_dataloader", "test": "test_dataloader",
-                "predict": "predict_dataloader"}
+_LOADER_HOOK = {
+    "train": "train_dataloader",
+    "val": "val_dataloader",
+    "test": "test_dataloader",
+    "predict": "predict_dataloader",
+}
 
 
 class _HookCalls:
@@ -86,12 +90,14 @@ class _HookCalls:
         """The precision's cast, then the three batch-transfer hooks (the datamodule's where it overrides one)."""
         batch = self.strategy.precision.convert_input(batch)
         device = self.strategy.root_device
-        for hook, args in (("on_before_batch_transfer", (0,)), ("transfer_batch_to_device", (device, 0)),
-                           ("on_after_batch_transfer", (0,))):
+        for hook, args in (
+            ("on_before_batch_transfer", (0,)),
+            ("transfer_batch_to_device", (device, 0)),
+            ("on_after_batch_transfer", (0,)),
+        ):
             if self.datamodule is not None and _has_own(self.datamodule, hook, DataModule):
                 batch = self._call("datamodule", self.datamodule, hook, batch, *args)
             else:
                 batch = self._call_module(hook, batch, *args)
         self._current_batch = batch  # self.log reads the batch size from it
         return batch
-

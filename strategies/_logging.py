@@ -209,12 +209,18 @@ class _LoggingMixin:
         step, epoch = resolve_levels(fx, kind, name, on_step, on_epoch)
         tensor = to_tensor(value, name, enable_graph)
         if logger and not self._loggers:
-            self._warn_once(f"no-logger:{name}", f"`self.log({name!r}, ..., logger=True)` has no logger to go to: "
-                            "pass `Trainer(logger=CSVLogger(...))` or another logger.")
+            self._warn_once(
+                f"no-logger:{name}",
+                f"`self.log({name!r}, ..., logger=True)` has no logger to go to: "
+                "pass `Trainer(logger=CSVLogger(...))` or another logger.",
+            )
         if kind == "sanity":
             return
         options = _Options(
-            prog_bar=bool(prog_bar), logger=logger is not False, on_step=step, on_epoch=epoch,
+            prog_bar=bool(prog_bar),
+            logger=logger is not False,
+            on_step=step,
+            on_epoch=epoch,
             reduce_fx=parse_reduce_fx(reduce_fx, name),
             sync=bool(sync_dist) and not rank_zero_only and self.strategy.world_size > 1,
         )
@@ -260,8 +266,9 @@ class _LoggingMixin:
             self._logger_step += 1
             every = self.log_every_n_steps
             due = every > 0 and (step + 1) % every == 0
-            if results is not None and (due or getattr(self, "should_stop", False) or getattr(self, "fast_dev_run",
-                                                                                              False)):
+            if results is not None and (
+                due or getattr(self, "should_stop", False) or getattr(self, "fast_dev_run", False)
+            ):
                 self._send(results.step_view(training=True)[0], step, with_epoch=True)
         elif kind in ("val", "test"):
             step, self._eval_batches = self._eval_batches, self._eval_batches + 1
@@ -280,8 +287,11 @@ class _LoggingMixin:
             return {}
         if self.strategy.world_size > 1:
             for name in results.unsynced_epoch_names():
-                self._warn_once(f"sync:{name}", f"`self.log({name!r}, ...)` is reduced per epoch on each rank alone: "
-                                f"pass `sync_dist=True` to reduce it over all ranks.")
+                self._warn_once(
+                    f"sync:{name}",
+                    f"`self.log({name!r}, ...)` is reduced per epoch on each rank alone: "
+                    f"pass `sync_dist=True` to reduce it over all ranks.",
+                )
         logged, callback, pbar = results.epoch_view(self._sync)
         self._logged_metrics.update(logged)
         self._callback_metrics.update(callback)

@@ -35,39 +35,112 @@ _EPOCH = _Levels((False,), (True,), False, True)
 # Lightning 2.6's table (trainer/connectors/logger_connector/fx_validator.py), plus the 1.x
 # hook names compat bridges. A hook missing here logs with its loop's step-hook defaults.
 HOOK_LEVELS: dict[str, _Levels | None] = {
-    **dict.fromkeys((
-        "training_step", "on_train_batch_start", "on_train_batch_end", "on_before_backward", "backward",
-        "on_after_backward", "on_before_optimizer_step", "optimizer_step", "configure_gradient_clipping",
-        "clip_gradients", "on_before_zero_grad", "optimizer_zero_grad", "training_step_end",
-    ), _STEP),
-    **dict.fromkeys((
-        "validation_step", "test_step", "on_validation_batch_start", "on_validation_batch_end",
-        "on_test_batch_start", "on_test_batch_end", "validation_step_end", "test_step_end",
-    ), _EVAL_STEP),
-    **dict.fromkeys((
-        "on_train_start", "on_validation_start", "on_test_start", "on_train_epoch_start", "on_train_epoch_end",
-        "on_validation_epoch_start", "on_validation_epoch_end", "on_test_epoch_start", "on_test_epoch_end",
-        "training_epoch_end", "validation_epoch_end", "test_epoch_end",
-    ), _EPOCH),
-    **dict.fromkeys((
-        "on_fit_start", "on_fit_end", "on_sanity_check_start", "on_sanity_check_end", "on_train_end",
-        "on_validation_end", "on_test_end", "on_predict_start", "on_predict_end", "on_predict_epoch_start",
-        "on_predict_epoch_end", "on_before_batch_transfer", "transfer_batch_to_device", "on_after_batch_transfer",
-        "on_predict_batch_start", "on_predict_batch_end", "on_exception", "state_dict", "on_save_checkpoint",
-        "on_load_checkpoint", "load_state_dict", "setup", "teardown", "configure_sharded_model", "configure_model",
-        "predict_step", "configure_optimizers", "train_dataloader", "val_dataloader", "test_dataloader",
-        "predict_dataloader", "prepare_data", "configure_callbacks", "on_validation_model_zero_grad",
-        "on_validation_model_eval", "on_test_model_eval", "on_validation_model_train", "on_test_model_train",
-        "lr_scheduler_step",
-    ), None),
+    **dict.fromkeys(
+        (
+            "training_step",
+            "on_train_batch_start",
+            "on_train_batch_end",
+            "on_before_backward",
+            "backward",
+            "on_after_backward",
+            "on_before_optimizer_step",
+            "optimizer_step",
+            "configure_gradient_clipping",
+            "clip_gradients",
+            "on_before_zero_grad",
+            "optimizer_zero_grad",
+            "training_step_end",
+        ),
+        _STEP,
+    ),
+    **dict.fromkeys(
+        (
+            "validation_step",
+            "test_step",
+            "on_validation_batch_start",
+            "on_validation_batch_end",
+            "on_test_batch_start",
+            "on_test_batch_end",
+            "validation_step_end",
+            "test_step_end",
+        ),
+        _EVAL_STEP,
+    ),
+    **dict.fromkeys(
+        (
+            "on_train_start",
+            "on_validation_start",
+            "on_test_start",
+            "on_train_epoch_start",
+            "on_train_epoch_end",
+            "on_validation_epoch_start",
+            "on_validation_epoch_end",
+            "on_test_epoch_start",
+            "on_test_epoch_end",
+            "training_epoch_end",
+            "validation_epoch_end",
+            "test_epoch_end",
+        ),
+        _EPOCH,
+    ),
+    **dict.fromkeys(
+        (
+            "on_fit_start",
+            "on_fit_end",
+            "on_sanity_check_start",
+            "on_sanity_check_end",
+            "on_train_end",
+            "on_validation_end",
+            "on_test_end",
+            "on_predict_start",
+            "on_predict_end",
+            "on_predict_epoch_start",
+            "on_predict_epoch_end",
+            "on_before_batch_transfer",
+            "transfer_batch_to_device",
+            "on_after_batch_transfer",
+            "on_predict_batch_start",
+            "on_predict_batch_end",
+            "on_exception",
+            "state_dict",
+            "on_save_checkpoint",
+            "on_load_checkpoint",
+            "load_state_dict",
+            "setup",
+            "teardown",
+            "configure_sharded_model",
+            "configure_model",
+            "predict_step",
+            "configure_optimizers",
+            "train_dataloader",
+            "val_dataloader",
+            "test_dataloader",
+            "predict_dataloader",
+            "prepare_data",
+            "configure_callbacks",
+            "on_validation_model_zero_grad",
+            "on_validation_model_eval",
+            "on_test_model_eval",
+            "on_validation_model_train",
+            "on_test_model_train",
+            "lr_scheduler_step",
+        ),
+        None,
+    ),
 }
 
-LOOP_STEP_HOOK = {"train": "training_step", "val": "validation_step", "sanity": "validation_step",
-                  "test": "test_step", "predict": "predict_step"}
+LOOP_STEP_HOOK = {
+    "train": "training_step",
+    "val": "validation_step",
+    "sanity": "validation_step",
+    "test": "test_step",
+    "predict": "predict_step",
+}
 
 
-def resolve_levels(fx: str, kind: str | None, name: str, on_step: bool | None,
-                   on_epoch: bool | None) -> tuple[bool, bool]:
+def resolve_levels(
+    fx: str, kind: str | None, name: str, on_step: bool | None, on_epoch: bool | None
+) -> tuple[bool, bool]:
     """``(on_step, on_epoch)`` for a ``self.log`` in hook ``fx``, checked as Lightning checks them."""
     levels = HOOK_LEVELS.get(fx, HOOK_LEVELS.get(LOOP_STEP_HOOK.get(kind or "", ""), _STEP))
     if levels is None:
@@ -192,8 +265,9 @@ class _Entry:
         opts = self.options
         if opts.reduce_fx != "mean":
             return sync(self.total, opts.reduce_fx) if opts.sync else self.total
-        pair = torch.stack([self.total.double(), torch.tensor(self.weight, dtype=torch.float64,
-                                                              device=self.total.device)])
+        pair = torch.stack(
+            [self.total.double(), torch.tensor(self.weight, dtype=torch.float64, device=self.total.device)]
+        )
         if opts.sync:
             pair = sync(pair, "sum")
         return (pair[0] / pair[1]).to(self.total.dtype)
@@ -245,8 +319,14 @@ class _Results:
         return [e.name for e in self.entries.values() if e.options.on_epoch and not e.options.sync]
 
 
-def _place(entry: _Entry, shown: str, value: torch.Tensor, logged: dict[str, torch.Tensor],
-           callback: dict[str, torch.Tensor] | None, pbar: dict[str, torch.Tensor]) -> None:
+def _place(
+    entry: _Entry,
+    shown: str,
+    value: torch.Tensor,
+    logged: dict[str, torch.Tensor],
+    callback: dict[str, torch.Tensor] | None,
+    pbar: dict[str, torch.Tensor],
+) -> None:
     if entry.options.logger:
         logged[shown] = value
     if callback is not None:

@@ -42,9 +42,12 @@ class OptimizerProxy:
         trainer._call_module("on_before_optimizer_step", self._optimizer)
         module = trainer.strategy.module
         if module.automatic_optimization:
-            trainer._call_module("configure_gradient_clipping", self._optimizer,
-                                 gradient_clip_val=trainer.gradient_clip_val,
-                                 gradient_clip_algorithm=trainer.gradient_clip_algorithm)
+            trainer._call_module(
+                "configure_gradient_clipping",
+                self._optimizer,
+                gradient_clip_val=trainer.gradient_clip_val,
+                gradient_clip_algorithm=trainer.gradient_clip_algorithm,
+            )
         else:
             trainer.state.global_step += 1
         if closure is not None and loss is None:

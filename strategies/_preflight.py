@@ -92,15 +92,23 @@ def _check_keys(path: Path, saved: dict[str, Any], module: nn.Module) -> None:
     shapes = [
         f"{k} {tuple(saved[k].shape)} in the file, {tuple(v.shape)} in the model"
         for k, v in expected.items()
-        if k in saved and isinstance(saved[k], torch.Tensor) and isinstance(v, torch.Tensor)
-        and not v.is_meta and saved[k].shape != v.shape
+        if k in saved
+        and isinstance(saved[k], torch.Tensor)
+        and isinstance(v, torch.Tensor)
+        and not v.is_meta
+        and saved[k].shape != v.shape
     ]
     if missing or shapes:
         raise CheckpointError(mismatch_message(path, module, missing, [k for k in saved if k not in expected], shapes))
 
 
-def mismatch_message(path: str | os.PathLike[str], module: nn.Module, missing: list[str], unexpected: list[str],
-                     shapes: list[str] | None = None) -> str:
+def mismatch_message(
+    path: str | os.PathLike[str],
+    module: nn.Module,
+    missing: list[str],
+    unexpected: list[str],
+    shapes: list[str] | None = None,
+) -> str:
     """The error for a checkpoint of another model: the file and the keys that do not match."""
     parts = []
     if missing:

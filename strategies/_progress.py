@@ -10,8 +10,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-_DESCRIPTION = {"train": "Epoch {epoch}", "val": "Validation", "sanity": "Sanity Checking",
-                "test": "Testing", "predict": "Predicting"}
+_DESCRIPTION = {
+    "train": "Epoch {epoch}",
+    "val": "Validation",
+    "sanity": "Sanity Checking",
+    "test": "Testing",
+    "predict": "Predicting",
+}
 
 
 class ProgressBar:
@@ -46,6 +51,10 @@ class ProgressBar:
         self.close()
         self._key = (stage, epoch)
         self._bar = tqdm(
-            total=total, desc=_DESCRIPTION.get(stage, stage).format(epoch=epoch), file=sys.stdout,
-            dynamic_ncols=True, leave=stage in ("train", "test", "predict"), smoothing=0,
+            total=total,
+            desc=_DESCRIPTION.get(stage, stage).format(epoch=epoch),
+            file=sys.stdout,
+            dynamic_ncols=True,
+            leave=stage in ("train", "test", "predict"),
+            smoothing=0,
         )

@@ -14,9 +14,17 @@ if TYPE_CHECKING:
     from strategies.strategy import Strategy
     from strategies.trainer import TrainerState
 
-_EVAL_HOOKS = frozenset({"validation_step", "on_validation_batch_start", "on_validation_batch_end",
-                         "on_validation_epoch_start", "on_validation_epoch_end", "on_validation_start",
-                         "on_validation_end"})
+_EVAL_HOOKS = frozenset(
+    {
+        "validation_step",
+        "on_validation_batch_start",
+        "on_validation_batch_end",
+        "on_validation_epoch_start",
+        "on_validation_epoch_end",
+        "on_validation_start",
+        "on_validation_end",
+    }
+)
 
 
 class _TrainerProperties:
@@ -147,4 +155,3 @@ class _TrainerProperties:
         if self._recorder is None:
             raise RuntimeError("The hook record is off: create the Trainer with `record_hooks=True`.")
         return self._recorder.calls
-

@@ -57,8 +57,9 @@ class Progress:
         self._publish()
         interval = min(5.0, max(0.2, stall_warning / 4)) if stall_warning > 0 else 5.0
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(interval, stall_warning),
-                                        name="strategy-compat-progress", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(interval, stall_warning), name="strategy-compat-progress", daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:
@@ -80,8 +81,10 @@ class Progress:
                 # Ranks level with each other are busy (a slow step, a first import), not waiting.
                 stalled = stalled and len({e["count"] for e in entries.values()}) > 1
                 if stalled and not warned:
-                    sys.stderr.write(f"strategies: no rank has made progress for {stall_warning:g} s. "
-                                     f"{describe(entries)} The run goes on.\n")
+                    sys.stderr.write(
+                        f"strategies: no rank has made progress for {stall_warning:g} s. "
+                        f"{describe(entries)} The run goes on.\n"
+                    )
                     sys.stderr.flush()
                 warned = bool(stalled)
             except Exception:  # the store went away (a rank ended the job): nothing left to watch
@@ -131,8 +134,9 @@ def describe(entries: dict[int, dict[str, Any]]) -> str:
     waiting = {r: e for r, e in entries.items() if e["count"] == ahead}
 
     def one(rank: int, entry: dict[str, Any]) -> str:
-        return (f"rank {rank} (last progress: {entry['label']}, {now - entry['since']:.0f} s ago; "
-                f"now at {entry['where']})")
+        return (
+            f"rank {rank} (last progress: {entry['label']}, {now - entry['since']:.0f} s ago; now at {entry['where']})"
+        )
 
     def many(group: dict[int, dict[str, Any]]) -> str:
         return "; ".join(one(r, e) for r, e in sorted(group.items()))
@@ -140,8 +144,10 @@ def describe(entries: dict[int, dict[str, Any]]) -> str:
     if not behind:
         return f"Every rank is at the same point: {many(entries)}."
     label = "Ranks" if len(behind) > 1 else "Rank"
-    return (f"{label} {', '.join(map(str, sorted(behind)))} did not arrive where the others wait: {many(behind)}. "
-            f"Waiting: {many(waiting)}.")
+    return (
+        f"{label} {', '.join(map(str, sorted(behind)))} did not arrive where the others wait: {many(behind)}. "
+        f"Waiting: {many(waiting)}."
+    )
 
 
 def _group_store() -> dist.Store | None:

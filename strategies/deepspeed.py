@@ -162,8 +162,11 @@ class DeepSpeedStrategy(ParallelStrategy):
         super().setup_distributed()
         self._set_rank_variables()
         self._deepspeed.init_distributed(
-            dist_backend=self.process_group_backend, auto_mpi_discovery=False, timeout=self.timeout,
-            verbose=False, dist_init_required=False,
+            dist_backend=self.process_group_backend,
+            auto_mpi_discovery=False,
+            timeout=self.timeout,
+            verbose=False,
+            dist_init_required=False,
         )
         self._recorder("deepspeed.init_distributed")
 
@@ -300,7 +303,9 @@ class DeepSpeedStrategy(ParallelStrategy):
             return super().load_checkpoint(path, weights_only=weights_only)
         engine: Any = self._model  # a DeepSpeedEngine (deepspeed ships no types)
         load_path, client_state = engine.load_checkpoint(
-            str(path), tag=_CHECKPOINT_TAG, load_optimizer_states=bool(self.optimizers),
+            str(path),
+            tag=_CHECKPOINT_TAG,
+            load_optimizer_states=bool(self.optimizers),
             load_lr_scheduler_states=False,
         )
         if load_path is None:
@@ -322,10 +327,21 @@ class DeepSpeedStrategy(ParallelStrategy):
         registry.register("deepspeed", cls, "DeepSpeed ZeRO stage 2 (needs the deepspeed extra).")
         for stage in (1, 2, 3):
             registry.register(f"deepspeed_stage_{stage}", cls, f"DeepSpeed ZeRO stage {stage}.", stage=stage)
-        registry.register("deepspeed_stage_2_offload", cls, "DeepSpeed ZeRO stage 2, optimizer on the CPU.",
-                          stage=2, offload_optimizer=True)
-        registry.register("deepspeed_stage_3_offload", cls, "DeepSpeed ZeRO stage 3, optimizer and parameters "
-                          "on the CPU.", stage=3, offload_optimizer=True, offload_parameters=True)
+        registry.register(
+            "deepspeed_stage_2_offload",
+            cls,
+            "DeepSpeed ZeRO stage 2, optimizer on the CPU.",
+            stage=2,
+            offload_optimizer=True,
+        )
+        registry.register(
+            "deepspeed_stage_3_offload",
+            cls,
+            "DeepSpeed ZeRO stage 3, optimizer and parameters on the CPU.",
+            stage=3,
+            offload_optimizer=True,
+            offload_parameters=True,
+        )
 
 
 def _engine_dtype(engine: Any) -> torch.dtype | None:

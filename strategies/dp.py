@@ -46,8 +46,11 @@ class DataParallelStrategy(ParallelStrategy):
             available = torch.cuda.is_available()
             raise RuntimeError(
                 "`strategy='dp'` (torch.nn.DataParallel) runs one process over several CUDA devices, but "
-                + ("no CUDA device is available here (`torch.cuda.is_available()` is False)" if not available
-                   else f"the accelerator is `{self.accelerator.name}`")
+                + (
+                    "no CUDA device is available here (`torch.cuda.is_available()` is False)"
+                    if not available
+                    else f"the accelerator is `{self.accelerator.name}`"
+                )
                 + ". Use `strategy='ddp'` (one process per device, works on CPU with gloo) or "
                 "`strategy='single_device'`; on a CUDA machine pass `accelerator='cuda'`."
             )

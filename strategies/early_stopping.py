@@ -99,9 +99,7 @@ class EarlyStopping(Callback):
     @override
     def setup(self, trainer: Trainer, module: TrainModule, stage: str) -> None:
         if self._check_on_train_epoch_end is None:
-            self._check_on_train_epoch_end = (
-                trainer.val_check_interval == 1.0 and trainer.check_val_every_n_epoch == 1
-            )
+            self._check_on_train_epoch_end = trainer.val_check_interval == 1.0 and trainer.check_val_every_n_epoch == 1
 
     @override
     def on_train_epoch_end(self, trainer: Trainer, module: TrainModule) -> None:
@@ -117,8 +115,11 @@ class EarlyStopping(Callback):
     @override
     def state_dict(self) -> dict[str, Any]:
         return {
-            "wait_count": self.wait_count, "stopped_epoch": self.stopped_epoch, "best_score": self.best_score,
-            "patience": self.patience, "stopping_reason": self.stopping_reason.value,
+            "wait_count": self.wait_count,
+            "stopped_epoch": self.stopped_epoch,
+            "best_score": self.best_score,
+            "patience": self.patience,
+            "stopping_reason": self.stopping_reason.value,
             "stopping_reason_message": self.stopping_reason_message,
         }
 
@@ -166,25 +167,36 @@ class EarlyStopping(Callback):
         op, order = self.monitor_op, self.order_dict[self.mode]
         if self.check_finite and not torch.isfinite(current):
             self.stopping_reason = EarlyStoppingReason.NON_FINITE_METRIC
-            return True, (f"Monitored metric {self.monitor} = {current} is not finite. Previous best value was "
-                          f"{self.best_score:.3f}. Signaling Trainer to stop.")
+            return True, (
+                f"Monitored metric {self.monitor} = {current} is not finite. Previous best value was "
+                f"{self.best_score:.3f}. Signaling Trainer to stop."
+            )
         if self.stopping_threshold is not None and op(current, self.stopping_threshold):
             self.stopping_reason = EarlyStoppingReason.STOPPING_THRESHOLD
-            return True, (f"Stopping threshold reached: {self.monitor} = {current} {order} {self.stopping_threshold}."
-                          " Signaling Trainer to stop.")
+            return True, (
+                f"Stopping threshold reached: {self.monitor} = {current} {order} {self.stopping_threshold}."
+                " Signaling Trainer to stop."
+            )
         if self.divergence_threshold is not None and op(-current, -self.divergence_threshold):
             self.stopping_reason = EarlyStoppingReason.DIVERGENCE_THRESHOLD
-            return True, (f"Divergence threshold reached: {self.monitor} = {current} {order} "
-                          f"{self.divergence_threshold}. Signaling Trainer to stop.")
+            return True, (
+                f"Divergence threshold reached: {self.monitor} = {current} {order} "
+                f"{self.divergence_threshold}. Signaling Trainer to stop."
+            )
         if op(current - self.min_delta, self.best_score.to(current.device)):
-            message = (f"Metric {self.monitor} improved by {abs(self.best_score - current):.3f} >= min_delta = "
-                       f"{abs(self.min_delta)}. New best score: {current:.3f}" if torch.isfinite(self.best_score)
-                       else f"Metric {self.monitor} improved. New best score: {current:.3f}")
+            message = (
+                f"Metric {self.monitor} improved by {abs(self.best_score - current):.3f} >= min_delta = "
+                f"{abs(self.min_delta)}. New best score: {current:.3f}"
+                if torch.isfinite(self.best_score)
+                else f"Metric {self.monitor} improved. New best score: {current:.3f}"
+            )
             self.best_score, self.wait_count = current, 0
             return False, message
         self.wait_count += 1
         if self.wait_count >= self.patience:
             self.stopping_reason = EarlyStoppingReason.PATIENCE_EXHAUSTED
-            return True, (f"Monitored metric {self.monitor} did not improve in the last {self.wait_count} records. "
-                          f"Best score: {self.best_score:.3f}. Signaling Trainer to stop.")
+            return True, (
+                f"Monitored metric {self.monitor} did not improve in the last {self.wait_count} records. "
+                f"Best score: {self.best_score:.3f}. Signaling Trainer to stop."
+            )
         return False, None

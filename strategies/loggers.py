@@ -100,8 +100,10 @@ class _VersionedLogger(Logger):
         except FileNotFoundError:
             return 0
         found = [
-            int(n[len("version_"):]) for n in names
-            if n.startswith("version_") and n[len("version_"):].isdigit()
+            int(n[len("version_") :])
+            for n in names
+            if n.startswith("version_")
+            and n[len("version_") :].isdigit()
             and os.path.isdir(os.path.join(self.root_dir, n))
         ]
         return max(found) + 1 if found else 0

@@ -81,8 +81,10 @@ class ModelCheckpoint(Callback):
         if mode not in ("min", "max"):
             raise ValueError(f"`ModelCheckpoint(mode={mode!r})` must be 'min' or 'max'.")
         if save_last not in (None, True, False):
-            raise ValueError(f"`ModelCheckpoint(save_last={save_last!r})` must be True, False or None "
-                             "('link' is not supported here: use True).")
+            raise ValueError(
+                f"`ModelCheckpoint(save_last={save_last!r})` must be True, False or None "
+                "('link' is not supported here: use True)."
+            )
         if every_n_train_steps is None and every_n_epochs is None:
             every_n_epochs, every_n_train_steps = 1, 0
         self._every_n_epochs = every_n_epochs or 0
@@ -120,10 +122,15 @@ class ModelCheckpoint(Callback):
     @override
     def state_key(self) -> str:
         """The key of this callback's state in a checkpoint (Lightning's format)."""
-        return f"{type(self).__qualname__}" + repr({
-            "monitor": self.monitor, "mode": self.mode, "every_n_train_steps": self._every_n_train_steps,
-            "every_n_epochs": self._every_n_epochs, "train_time_interval": None,
-        })
+        return f"{type(self).__qualname__}" + repr(
+            {
+                "monitor": self.monitor,
+                "mode": self.mode,
+                "every_n_train_steps": self._every_n_train_steps,
+                "every_n_epochs": self._every_n_epochs,
+                "train_time_interval": None,
+            }
+        )
 
     # -- hooks ---------------------------------------------------------------------------------
 
@@ -135,8 +142,9 @@ class ModelCheckpoint(Callback):
             warnings.warn(f"Checkpoint directory {self.dirpath} exists and is not empty.", UserWarning, stacklevel=2)
 
     @override
-    def on_train_batch_end(self, trainer: Trainer, module: TrainModule, outputs: Any, batch: Any,
-                           batch_idx: int) -> None:
+    def on_train_batch_end(
+        self, trainer: Trainer, module: TrainModule, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
         every = self._every_n_train_steps
         if every < 1 or trainer.global_step % every != 0:
             return
@@ -178,9 +186,14 @@ class ModelCheckpoint(Callback):
     @override
     def state_dict(self) -> dict[str, Any]:
         return {
-            "monitor": self.monitor, "best_model_score": self.best_model_score, "best_model_path": self.best_model_path,
-            "current_score": self.current_score, "dirpath": self.dirpath, "best_k_models": dict(self.best_k_models),
-            "kth_best_model_path": self.kth_best_model_path, "kth_value": self.kth_value,
+            "monitor": self.monitor,
+            "best_model_score": self.best_model_score,
+            "best_model_path": self.best_model_path,
+            "current_score": self.current_score,
+            "dirpath": self.dirpath,
+            "best_k_models": dict(self.best_k_models),
+            "kth_best_model_path": self.kth_best_model_path,
+            "kth_value": self.kth_value,
             "last_model_path": self.last_model_path,
         }
 
@@ -198,14 +211,16 @@ class ModelCheckpoint(Callback):
             warnings.warn(
                 f"The checkpoint directory changed from {state.get('dirpath')!r} to {self.dirpath!r}: only "
                 "`best_model_path` is restored (not the scores, the top-k list or `last_model_path`).",
-                UserWarning, stacklevel=2,
+                UserWarning,
+                stacklevel=2,
             )
         self.best_model_path = state["best_model_path"]
 
     # -- names ---------------------------------------------------------------------------------
 
-    def format_checkpoint_name(self, metrics: dict[str, Any], filename: str | None = None, ver: int | None = None,
-                               prefix: str | None = None) -> str:
+    def format_checkpoint_name(
+        self, metrics: dict[str, Any], filename: str | None = None, ver: int | None = None, prefix: str | None = None
+    ) -> str:
         """The path for ``metrics``: ``ModelCheckpoint(filename="{epoch}")`` gives ``<dirpath>/epoch=0.ckpt``."""
         template = filename or self.filename or "{epoch}" + self.CHECKPOINT_JOIN_CHAR + "{step}"
 
@@ -234,8 +249,7 @@ class ModelCheckpoint(Callback):
             return os.path.join(save_dir, str(first.name or ""), version, "checkpoints")
         return os.path.join(trainer.default_root_dir, "checkpoints")
 
-    def _unused_path(self, trainer: Trainer, candidates: dict[str, Any], name: str | None,
-                     keep: str | None) -> str:
+    def _unused_path(self, trainer: Trainer, candidates: dict[str, Any], name: str | None, keep: str | None) -> str:
         path = self.format_checkpoint_name(candidates, name)
         version = self.STARTING_VERSION
         while self._enable_version_counter and self._file_exists(trainer, path) and path != keep:
@@ -257,8 +271,9 @@ class ModelCheckpoint(Callback):
         if self._save_on_train_epoch_end is not None:
             return self._save_on_train_epoch_end
         num_val_batches = getattr(trainer, "num_val_batches", None)  # Lightning's attribute, when the Trainer has it
-        if num_val_batches is not None and not (sum(num_val_batches) if isinstance(num_val_batches, list)
-                                                else num_val_batches):
+        if num_val_batches is not None and not (
+            sum(num_val_batches) if isinstance(num_val_batches, list) else num_val_batches
+        ):
             return True  # no validation: the epoch's end is the only place
         if trainer.check_val_every_n_epoch != 1:
             return False
@@ -296,8 +311,10 @@ class ModelCheckpoint(Callback):
         if self._check_monitor_top_k(trainer, current):
             self._update_best_and_save(current, trainer, candidates)  # type: ignore[arg-type]
         elif self.verbose and trainer.is_global_zero:
-            print(f"Epoch {int(candidates['epoch'])}, global step {int(candidates['step'])}: "
-                  f"{self.monitor!r} was not in top {self.save_top_k}")
+            print(
+                f"Epoch {int(candidates['epoch'])}, global step {int(candidates['step'])}: "
+                f"{self.monitor!r} was not in top {self.save_top_k}"
+            )
 
     def _check_monitor_top_k(self, trainer: Trainer, current: torch.Tensor | None) -> bool:
         if current is None:
@@ -315,8 +332,9 @@ class ModelCheckpoint(Callback):
         if self.save_top_k == 1 and previous and self._should_remove(trainer, previous, path):
             self._remove(trainer, previous)
 
-    def _update_best_and_save(self, current: torch.Tensor, trainer: Trainer,
-                              candidates: dict[str, torch.Tensor]) -> None:
+    def _update_best_and_save(
+        self, current: torch.Tensor, trainer: Trainer, candidates: dict[str, torch.Tensor]
+    ) -> None:
         k = len(self.best_k_models) + 1 if self.save_top_k == -1 else self.save_top_k
         removed = None
         if len(self.best_k_models) == k and k > 0:
@@ -335,9 +353,11 @@ class ModelCheckpoint(Callback):
         self.best_model_path = best(self.best_k_models, key=self.best_k_models.__getitem__)
         self.best_model_score = self.best_k_models[self.best_model_path]
         if self.verbose and trainer.is_global_zero:
-            print(f"Epoch {int(candidates['epoch'])}, global step {int(candidates['step'])}: {self.monitor!r} reached "
-                  f"{float(current):0.5f} (best {float(self.best_model_score):0.5f}), saving model to {path!r} "
-                  f"as top {k}")
+            print(
+                f"Epoch {int(candidates['epoch'])}, global step {int(candidates['step'])}: {self.monitor!r} reached "
+                f"{float(current):0.5f} (best {float(self.best_model_score):0.5f}), saving model to {path!r} "
+                f"as top {k}"
+            )
         self._save(trainer, path)
         if removed and self._should_remove(trainer, removed, path):
             self._remove(trainer, removed)
@@ -355,8 +375,11 @@ class ModelCheckpoint(Callback):
 
     def _save(self, trainer: Trainer, path: str) -> None:
         if self.save_weights_only:
-            weights = {"state_dict": trainer.strategy.module_state_dict(), "epoch": trainer.current_epoch,
-                       "global_step": trainer.global_step}
+            weights = {
+                "state_dict": trainer.strategy.module_state_dict(),
+                "epoch": trainer.current_epoch,
+                "global_step": trainer.global_step,
+            }
             trainer.strategy.save_checkpoint(weights, path)
             trainer.strategy.barrier("save_checkpoint")
         else:
@@ -389,8 +412,10 @@ def _check_init(save_top_k: int, monitor: str | None, every_n_epochs: int, every
     if save_top_k < -1:
         raise ValueError(f"`ModelCheckpoint(save_top_k={save_top_k})` must be >= -1 (-1 keeps all).")
     if every_n_epochs < 0 or every_n_train_steps < 0:
-        raise ValueError(f"`ModelCheckpoint(every_n_epochs={every_n_epochs}, every_n_train_steps="
-                         f"{every_n_train_steps})` must not be negative.")
+        raise ValueError(
+            f"`ModelCheckpoint(every_n_epochs={every_n_epochs}, every_n_train_steps="
+            f"{every_n_train_steps})` must not be negative."
+        )
     if every_n_epochs >= 1 and every_n_train_steps >= 1:
         raise ValueError("`ModelCheckpoint(every_n_epochs=..., every_n_train_steps=...)`: give only one of them.")
     if monitor is None and save_top_k not in (-1, 0, 1):

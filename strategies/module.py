@@ -100,11 +100,23 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
 
     # -- metrics, printing, collectives -------------------------------------------------------
 
-    def log(self, name: str, value: Any, prog_bar: bool = False, logger: bool | None = None,
-            on_step: bool | None = None, on_epoch: bool | None = None, reduce_fx: Any = "mean",
-            enable_graph: bool = False, sync_dist: bool = False, sync_dist_group: Any = None,
-            add_dataloader_idx: bool = True, batch_size: int | None = None, metric_attribute: str | None = None,
-            rank_zero_only: bool = False) -> None:
+    def log(
+        self,
+        name: str,
+        value: Any,
+        prog_bar: bool = False,
+        logger: bool | None = None,
+        on_step: bool | None = None,
+        on_epoch: bool | None = None,
+        reduce_fx: Any = "mean",
+        enable_graph: bool = False,
+        sync_dist: bool = False,
+        sync_dist_group: Any = None,
+        add_dataloader_idx: bool = True,
+        batch_size: int | None = None,
+        metric_attribute: str | None = None,
+        rank_zero_only: bool = False,
+    ) -> None:
         """Log a metric as Lightning does (``trainer.callback_metrics``, loggers, the progress bar).
 
         ``on_step``/``on_epoch`` default by hook: per step in ``training_step``, per epoch (the mean,
@@ -114,23 +126,54 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
             warnings.warn(f"`self.log({name!r}, ...)` outside a Trainer run does nothing.", stacklevel=2)
             return
         self._trainer._log_metric(
-            name, value, prog_bar=prog_bar, logger=logger, on_step=on_step, on_epoch=on_epoch, reduce_fx=reduce_fx,
-            enable_graph=enable_graph, sync_dist=sync_dist, sync_dist_group=sync_dist_group,
-            add_dataloader_idx=add_dataloader_idx, batch_size=batch_size, metric_attribute=metric_attribute,
+            name,
+            value,
+            prog_bar=prog_bar,
+            logger=logger,
+            on_step=on_step,
+            on_epoch=on_epoch,
+            reduce_fx=reduce_fx,
+            enable_graph=enable_graph,
+            sync_dist=sync_dist,
+            sync_dist_group=sync_dist_group,
+            add_dataloader_idx=add_dataloader_idx,
+            batch_size=batch_size,
+            metric_attribute=metric_attribute,
             rank_zero_only=rank_zero_only,
         )
 
-    def log_dict(self, dictionary: Mapping[str, Any], prog_bar: bool = False, logger: bool | None = None,
-                 on_step: bool | None = None, on_epoch: bool | None = None, reduce_fx: Any = "mean",
-                 enable_graph: bool = False, sync_dist: bool = False, sync_dist_group: Any = None,
-                 add_dataloader_idx: bool = True, batch_size: int | None = None,
-                 rank_zero_only: bool = False) -> None:
+    def log_dict(
+        self,
+        dictionary: Mapping[str, Any],
+        prog_bar: bool = False,
+        logger: bool | None = None,
+        on_step: bool | None = None,
+        on_epoch: bool | None = None,
+        reduce_fx: Any = "mean",
+        enable_graph: bool = False,
+        sync_dist: bool = False,
+        sync_dist_group: Any = None,
+        add_dataloader_idx: bool = True,
+        batch_size: int | None = None,
+        rank_zero_only: bool = False,
+    ) -> None:
         """:meth:`log` each item of ``dictionary`` with the same options."""
         for name, value in dictionary.items():
-            self.log(name, value, prog_bar=prog_bar, logger=logger, on_step=on_step, on_epoch=on_epoch,
-                     reduce_fx=reduce_fx, enable_graph=enable_graph, sync_dist=sync_dist,
-                     sync_dist_group=sync_dist_group, add_dataloader_idx=add_dataloader_idx, batch_size=batch_size,
-                     rank_zero_only=rank_zero_only)
+            self.log(
+                name,
+                value,
+                prog_bar=prog_bar,
+                logger=logger,
+                on_step=on_step,
+                on_epoch=on_epoch,
+                reduce_fx=reduce_fx,
+                enable_graph=enable_graph,
+                sync_dist=sync_dist,
+                sync_dist_group=sync_dist_group,
+                add_dataloader_idx=add_dataloader_idx,
+                batch_size=batch_size,
+                rank_zero_only=rank_zero_only,
+            )
 
     def print(self, *args: Any, **kwargs: Any) -> None:
         """``print`` on global rank 0 only."""
@@ -151,8 +194,9 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
 
     # -- hyperparameters ----------------------------------------------------------------------
 
-    def save_hyperparameters(self, *args: Any, ignore: Sequence[str] | str | None = None,
-                             frame: Any = None, logger: bool = True) -> None:
+    def save_hyperparameters(
+        self, *args: Any, ignore: Sequence[str] | str | None = None, frame: Any = None, logger: bool = True
+    ) -> None:
         """Keep ``__init__``'s arguments (or the names in ``args``, or a dict) in :attr:`hparams`.
 
         Checkpoints store them under ``"hyper_parameters"``, as Lightning's do.
@@ -225,15 +269,17 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
             param.requires_grad = requires_grad
         self._param_requires_grad_state = {}
 
-    def clip_gradients(self, optimizer: Any, gradient_clip_val: float | None = None,
-                       gradient_clip_algorithm: str | None = None) -> None:
+    def clip_gradients(
+        self, optimizer: Any, gradient_clip_val: float | None = None, gradient_clip_algorithm: str | None = None
+    ) -> None:
         """Clip the optimizer's gradients by norm (default) or by value; nothing when the value is None."""
         from strategies._optimization import clip_gradients
 
         clip_gradients(self.trainer.strategy, optimizer, gradient_clip_val, gradient_clip_algorithm or "norm")
 
-    def configure_gradient_clipping(self, optimizer: Any, gradient_clip_val: float | None = None,
-                                    gradient_clip_algorithm: str | None = None) -> None:
+    def configure_gradient_clipping(
+        self, optimizer: Any, gradient_clip_val: float | None = None, gradient_clip_algorithm: str | None = None
+    ) -> None:
         """Called before each optimizer step with the Trainer's clipping settings; override to change them."""
         self.clip_gradients(optimizer, gradient_clip_val, gradient_clip_algorithm)
 

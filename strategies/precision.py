@@ -181,8 +181,12 @@ def precision_for(precision: Any, device_type: str) -> Precision:
     name = str(precision)
     if name in _ALIASES:
         if name in ("16", "bf16"):
-            warnings.warn(f"`precision={precision!r}` is Lightning's old name for {_ALIASES[name]!r}; pass "
-                          f"`precision={_ALIASES[name]!r}`.", UserWarning, stacklevel=5)
+            warnings.warn(
+                f"`precision={precision!r}` is Lightning's old name for {_ALIASES[name]!r}; pass "
+                f"`precision={_ALIASES[name]!r}`.",
+                UserWarning,
+                stacklevel=5,
+            )
         name = _ALIASES[name]
     if name not in PRECISION_VALUES:
         valid = ", ".join(map(repr, (*PRECISION_VALUES, 16, "16", "bf16", 32, "32", 64, "64")))

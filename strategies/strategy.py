@@ -294,9 +294,11 @@ class Strategy(ABC):
             expected = self.module.state_dict()
             missing = [k for k in expected if k not in state_dict]
             unexpected = [k for k in state_dict if k not in expected]
-            shapes = [f"{k} {tuple(state_dict[k].shape)} in the file, {tuple(v.shape)} in the model"
-                      for k, v in expected.items() if k in state_dict and hasattr(state_dict[k], "shape")
-                      and state_dict[k].shape != v.shape]
+            shapes = [
+                f"{k} {tuple(state_dict[k].shape)} in the file, {tuple(v.shape)} in the model"
+                for k, v in expected.items()
+                if k in state_dict and hasattr(state_dict[k], "shape") and state_dict[k].shape != v.shape
+            ]
             path = self._checkpoint_path if self._checkpoint_path is not None else "The state dict"
             raise CheckpointError(mismatch_message(path, self.module, missing, unexpected, shapes)) from err
 

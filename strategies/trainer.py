@@ -28,6 +28,7 @@ from strategies.strategy import Strategy
 STAGES = ("fit", "validate", "test", "predict")
 _KIND = {"validate": "val", "test": "test", "predict": "predict"}
 
+
 @dataclass
 class TrainerState:
     """Where a run is: the stage, the epoch and the number of optimizer steps done."""
@@ -127,17 +128,25 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         )
         self.fast_dev_run = _arguments.fast_dev_run_batches(fast_dev_run)
         self._configure_loops(
-            max_epochs=max_epochs, min_epochs=min_epochs, max_steps=max_steps, min_steps=min_steps,
-            max_time=max_time, limits=(limit_train_batches, limit_val_batches, limit_test_batches,
-                                       limit_predict_batches),
-            val_check_interval=val_check_interval, check_val_every_n_epoch=check_val_every_n_epoch,
-            num_sanity_val_steps=num_sanity_val_steps, accumulate_grad_batches=accumulate_grad_batches,
+            max_epochs=max_epochs,
+            min_epochs=min_epochs,
+            max_steps=max_steps,
+            min_steps=min_steps,
+            max_time=max_time,
+            limits=(limit_train_batches, limit_val_batches, limit_test_batches, limit_predict_batches),
+            val_check_interval=val_check_interval,
+            check_val_every_n_epoch=check_val_every_n_epoch,
+            num_sanity_val_steps=num_sanity_val_steps,
+            accumulate_grad_batches=accumulate_grad_batches,
         )
         self.gradient_clip_val = gradient_clip_val
         self.gradient_clip_algorithm = gradient_clip_algorithm or "norm"
         _arguments.check_loop_arguments(
-            self.accumulate_grad_batches, self.val_check_interval, self.num_sanity_val_steps,
-            gradient_clip_algorithm, self.check_val_every_n_epoch,
+            self.accumulate_grad_batches,
+            self.val_check_interval,
+            self.num_sanity_val_steps,
+            gradient_clip_algorithm,
+            self.check_val_every_n_epoch,
         )
         self._determinism = (deterministic, benchmark)
         _arguments.apply_determinism(deterministic, benchmark)
@@ -151,17 +160,28 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         self._configure_logging(
             logger=False if self.fast_dev_run else logger,
             enable_checkpointing=False if self.fast_dev_run else enable_checkpointing,
-            default_root_dir=default_root_dir, log_every_n_steps=50 if log_every_n_steps is None else log_every_n_steps,
+            default_root_dir=default_root_dir,
+            log_every_n_steps=50 if log_every_n_steps is None else log_every_n_steps,
             enable_progress_bar=self.enable_progress_bar,
         )
         self._recorder = HookRecorder() if record_hooks else None
         self._reset_run_state()
         self.strategy._recorder = self._record
 
-    def _configure_loops(self, *, max_epochs: int | None, min_epochs: int | None, max_steps: int,
-                         min_steps: int | None, max_time: Any, limits: tuple[Any, ...], val_check_interval: Any,
-                         check_val_every_n_epoch: int | None, num_sanity_val_steps: int | None,
-                         accumulate_grad_batches: int) -> None:
+    def _configure_loops(
+        self,
+        *,
+        max_epochs: int | None,
+        min_epochs: int | None,
+        max_steps: int,
+        min_steps: int | None,
+        max_time: Any,
+        limits: tuple[Any, ...],
+        val_check_interval: Any,
+        check_val_every_n_epoch: int | None,
+        num_sanity_val_steps: int | None,
+        accumulate_grad_batches: int,
+    ) -> None:
         self.max_epochs = max_epochs if max_epochs is not None else (1000 if max_steps == -1 else -1)
         self.min_epochs, self.max_steps, self.min_steps = min_epochs, max_steps, min_steps
         self.max_time = _arguments.parse_max_time(max_time)
@@ -212,28 +232,49 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
 
     # -- entry points -------------------------------------------------------------------------
 
-    def fit(self, model: TrainModule, train_dataloaders: Any = None, val_dataloaders: Any = None,
-            datamodule: DataModule | None = None, ckpt_path: str | os.PathLike[str] | None = None) -> None:
+    def fit(
+        self,
+        model: TrainModule,
+        train_dataloaders: Any = None,
+        val_dataloaders: Any = None,
+        datamodule: DataModule | None = None,
+        ckpt_path: str | os.PathLike[str] | None = None,
+    ) -> None:
         """Train ``model``; resume from ``ckpt_path`` when given."""
         _require_step(model, "training_step", "fit")
         self._launch("fit", model, {"train": train_dataloaders, "val": val_dataloaders}, datamodule, ckpt_path)
 
-    def validate(self, model: TrainModule, dataloaders: Any = None, datamodule: DataModule | None = None,
-                 ckpt_path: str | os.PathLike[str] | None = None) -> list[dict[str, float]]:
+    def validate(
+        self,
+        model: TrainModule,
+        dataloaders: Any = None,
+        datamodule: DataModule | None = None,
+        ckpt_path: str | os.PathLike[str] | None = None,
+    ) -> list[dict[str, float]]:
         """Run the validation loop once; return the epoch metrics."""
         _require_step(model, "validation_step", "validate")
         metrics = self._launch("validate", model, {"val": dataloaders}, datamodule, ckpt_path)
         return cast("list[dict[str, float]]", metrics)
 
-    def test(self, model: TrainModule, dataloaders: Any = None, datamodule: DataModule | None = None,
-             ckpt_path: str | os.PathLike[str] | None = None) -> list[dict[str, float]]:
+    def test(
+        self,
+        model: TrainModule,
+        dataloaders: Any = None,
+        datamodule: DataModule | None = None,
+        ckpt_path: str | os.PathLike[str] | None = None,
+    ) -> list[dict[str, float]]:
         """Run the test loop once; return the epoch metrics."""
         _require_step(model, "test_step", "test")
         metrics = self._launch("test", model, {"test": dataloaders}, datamodule, ckpt_path)
         return cast("list[dict[str, float]]", metrics)
 
-    def predict(self, model: TrainModule, dataloaders: Any = None, datamodule: DataModule | None = None,
-                ckpt_path: str | os.PathLike[str] | None = None) -> list[Any]:
+    def predict(
+        self,
+        model: TrainModule,
+        dataloaders: Any = None,
+        datamodule: DataModule | None = None,
+        ckpt_path: str | os.PathLike[str] | None = None,
+    ) -> list[Any]:
         """Run ``predict_step`` over the data; return this rank's outputs (rank 0's for spawn)."""
         outputs = self._launch("predict", model, {"predict": dataloaders}, datamodule, ckpt_path)
         return cast("list[Any]", outputs)
@@ -245,8 +286,9 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
 
     # -- the lifecycle ------------------------------------------------------------------------
 
-    def _launch(self, stage: str, model: TrainModule, loaders: dict[str, Any], datamodule: DataModule | None,
-                ckpt_path: Any) -> Any:
+    def _launch(
+        self, stage: str, model: TrainModule, loaders: dict[str, Any], datamodule: DataModule | None, ckpt_path: Any
+    ) -> Any:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"`Trainer.{stage}` needs a `TrainModule` (an nn.Module); got `{type(model).__name__}`.")
         _preflight.check_checkpoint(ckpt_path, model)
@@ -259,8 +301,9 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         self._caller_module = model
         return launcher.launch(self._run, *args, trainer=self)
 
-    def _run(self, stage: str, model: TrainModule, loaders: dict[str, Any], datamodule: DataModule | None,
-             ckpt_path: Any) -> Any:
+    def _run(
+        self, stage: str, model: TrainModule, loaders: dict[str, Any], datamodule: DataModule | None, ckpt_path: Any
+    ) -> Any:
         self._start_run(stage, model, loaders, datamodule)
         strategy = self.strategy
         self._record("strategy.connect")
@@ -287,8 +330,9 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         self._teardown_hooks(stage)
         return result
 
-    def _start_run(self, stage: str, model: TrainModule, loaders: dict[str, Any],
-                   datamodule: DataModule | None) -> None:
+    def _start_run(
+        self, stage: str, model: TrainModule, loaders: dict[str, Any], datamodule: DataModule | None
+    ) -> None:
         self._reset_run_state()
         self.state.stage = stage
         # A spawned worker sends back only this run's calls (its pickled record holds the caller's earlier ones).
@@ -393,7 +437,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
 
     def _worker_output(self, results: Any) -> dict[str, Any]:
         """What rank 0 of a spawned run sends back to the caller (plain data for weights_only)."""
-        record = [tuple(c) for c in self._recorder.calls[self._record_from:]] if self._recorder is not None else []
+        record = [tuple(c) for c in self._recorder.calls[self._record_from :]] if self._recorder is not None else []
         return {
             "state_dict": {k: v.detach().cpu() for k, v in self.strategy.module.state_dict().items()},
             "logging": self._logging_worker_output(),
@@ -424,8 +468,9 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
 
 def _ordered(callbacks: list[Any]) -> list[Any]:
     """Checkpoint callbacks last, as Lightning orders them (they see what the others logged)."""
-    return ([cb for cb in callbacks if not getattr(cb, "_is_checkpoint", False)]
-            + [cb for cb in callbacks if getattr(cb, "_is_checkpoint", False)])
+    return [cb for cb in callbacks if not getattr(cb, "_is_checkpoint", False)] + [
+        cb for cb in callbacks if getattr(cb, "_is_checkpoint", False)
+    ]
 
 
 def _require_step(model: Any, step: str, stage: str) -> None:

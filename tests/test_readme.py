@@ -37,6 +37,7 @@ def test_example_train_ddp_trains_on_two_processes():
 
 # -- the README's set-up commands are what CI runs first ----------------------------------------------
 
+
 def _readme_setup_commands() -> list[str]:
     """The README's "Set up" bash lines, read here independently of .ci/readme_commands.py."""
     section = re.search(r"^## Set up\n(.*?)^## ", (ROOT / "README.md").read_text(), re.M | re.S).group(1)
@@ -46,8 +47,13 @@ def _readme_setup_commands() -> list[str]:
 
 def _ci_commands() -> tuple[list[str], list[str]]:
     """The commands of .ci/run's two steps, from its dry run (same code path as a real run)."""
-    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env={**os.environ, "CI_DRY_RUN": "1"},
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        ["bash", str(ROOT / ".ci" / "run")],
+        env={**os.environ, "CI_DRY_RUN": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     steps: list[list[str]] = []
     for line in proc.stdout.splitlines():
@@ -102,8 +108,13 @@ def test_readme_commands_script(tmp_path):
 def test_ci_accepts_exit_1_of_a_diff_command_only_with_a_diff(tmp_path, diff_command, expected):
     shutil.copytree(ROOT / ".ci", tmp_path / ".ci")
     (tmp_path / "README.md").write_text(f"# x\n\n## Set up\n\n```bash\n{diff_command}\n```\n\n```bash\ntrue\n```\n")
-    proc = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], env={**os.environ, "CI_STEPS": "1", "CI_VENV_ARGS": "--without-pip"},
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["bash", str(tmp_path / ".ci" / "run")],
+        env={**os.environ, "CI_STEPS": "1", "CI_VENV_ARGS": "--without-pip"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == expected, proc.stdout + proc.stderr
     if expected:
         assert "README command failed with exit status 1" in proc.stderr

@@ -6,4 +6,3 @@ from strategies.environments.slurm import SLURMEnvironment
 from strategies.environments.torchelastic import TorchElasticEnvironment
 
 __all__ = ["ClusterEnvironment", "LocalEnvironment", "SLURMEnvironment", "TorchElasticEnvironment"]
-

@@ -70,3 +70,20 @@ def test_pre_commit_hook_runs_from_the_repository(tmp_path):
     assert result.returncode == 1, output
     assert "Failed" in output and "- hook id: compat-migrate" in output, output
     assert "train.py" in output and "would change: 1" in output, output
+
+
+@pytest.mark.extras
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(
+    "command",
+    [("ruff", "check", "."), ("ruff", "format", "--check", "."), ("mypy",)],
+    ids=["ruff-check", "ruff-format", "mypy"],
+)
+def test_lint_passes(command):
+    """What `.ci/lint` runs, run by CI's extras step: lint, format check, type check (pyproject config)."""
+    tool = shutil.which(command[0], path=str(Path(sys.executable).parent)) or shutil.which(command[0])
+    if tool is None:
+        pytest.skip(f"{command[0]} is not installed (pip install -e '.[lint]')")
+    env = {k: v for k, v in os.environ.items() if k != "MYPYPATH"}
+    done = subprocess.run([tool, *command[1:]], cwd=ROOT, env=env, capture_output=True, text=True, timeout=540)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

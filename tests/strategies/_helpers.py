@@ -19,16 +19,27 @@ if str(SCRIPTS) not in sys.path:
 
 def script_env() -> dict[str, str]:
     """The environment for a script run: the repo importable, no inherited rank variables."""
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_PORT",
-                                                           "MASTER_ADDR", "NODE_RANK", "TORCHELASTIC_RUN_ID")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_PORT", "MASTER_ADDR", "NODE_RANK", "TORCHELASTIC_RUN_ID")
+    }
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return env
 
 
 def run_script(args: list[str], timeout: float = 90, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run a command in its own session; on timeout kill the whole group (never leave orphans)."""
-    proc = subprocess.Popen(args, env={**script_env(), **(env or {})}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        args,
+        env={**script_env(), **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        cwd=ROOT,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

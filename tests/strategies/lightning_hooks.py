@@ -29,17 +29,47 @@ from typing import Any
 DATA = Path(__file__).resolve().parent / "data" / "lightning_hooks.json"
 STAGES = ("fit", "validate", "test", "predict")
 # Trainer arguments both runs share: 2 train batches, 1 val batch, 1 sanity step, one epoch.
-SETTINGS: dict[str, Any] = dict(max_epochs=1, limit_train_batches=2, limit_val_batches=1, limit_test_batches=1,
-                                limit_predict_batches=1, num_sanity_val_steps=1, enable_progress_bar=False,
-                                enable_checkpointing=False, logger=False)
+SETTINGS: dict[str, Any] = dict(
+    max_epochs=1,
+    limit_train_batches=2,
+    limit_val_batches=1,
+    limit_test_batches=1,
+    limit_predict_batches=1,
+    num_sanity_val_steps=1,
+    enable_progress_bar=False,
+    enable_checkpointing=False,
+    logger=False,
+)
 # LightningModule methods the loops call besides the hooks classes' members.
-MODULE_METHODS = ("training_step", "validation_step", "test_step", "predict_step", "configure_callbacks",
-                  "configure_optimizers", "backward", "toggle_optimizer", "untoggle_optimizer",
-                  "configure_gradient_clipping", "lr_scheduler_step", "optimizer_step", "optimizer_zero_grad")
+MODULE_METHODS = (
+    "training_step",
+    "validation_step",
+    "test_step",
+    "predict_step",
+    "configure_callbacks",
+    "configure_optimizers",
+    "backward",
+    "toggle_optimizer",
+    "untoggle_optimizer",
+    "configure_gradient_clipping",
+    "lr_scheduler_step",
+    "optimizer_step",
+    "optimizer_zero_grad",
+)
 # Deprecated in Lightning 2.x (it refuses a module overriding both it and `configure_model`).
 DEPRECATED = ("configure_sharded_model",)
-DATAMODULE_HOOKS = ("prepare_data", "setup", "teardown", "train_dataloader", "val_dataloader", "test_dataloader",
-                    "predict_dataloader", "state_dict", "load_state_dict", "on_exception")
+DATAMODULE_HOOKS = (
+    "prepare_data",
+    "setup",
+    "teardown",
+    "train_dataloader",
+    "val_dataloader",
+    "test_dataloader",
+    "predict_dataloader",
+    "state_dict",
+    "load_state_dict",
+    "on_exception",
+)
 
 
 def public_methods(cls: type) -> list[str]:
@@ -52,8 +82,10 @@ def lightning_hook_names() -> dict[str, list[str]]:
     from lightning.pytorch import Callback
     from lightning.pytorch.core.hooks import CheckpointHooks, DataHooks, ModelHooks
 
-    module = sorted({*public_methods(ModelHooks), *public_methods(DataHooks), *public_methods(CheckpointHooks),
-                     *MODULE_METHODS} - set(DEPRECATED))
+    module = sorted(
+        {*public_methods(ModelHooks), *public_methods(DataHooks), *public_methods(CheckpointHooks), *MODULE_METHODS}
+        - set(DEPRECATED)
+    )
     return {"module": module, "callback": public_methods(Callback), "datamodule": list(DATAMODULE_HOOKS)}
 
 
@@ -62,6 +94,7 @@ def _recording(cls: type, owner: str, names: list[str], events: list[str]) -> ty
         def method(self, *args, **kwargs):
             events.append(f"{owner}.{name}")
             return getattr(super(sub, self), name)(*args, **kwargs)
+
         method.__name__ = name
         return method
 
@@ -103,8 +136,9 @@ def record(stage: str) -> list[str]:
     class Data(LightningDataModule):
         def _loader(self):
             g = torch.Generator().manual_seed(0)
-            return DataLoader(TensorDataset(torch.randn(8, 4, generator=g), torch.randn(8, 1, generator=g)),
-                              batch_size=4)
+            return DataLoader(
+                TensorDataset(torch.randn(8, 4, generator=g), torch.randn(8, 1, generator=g)), batch_size=4
+            )
 
         train_dataloader = val_dataloader = test_dataloader = predict_dataloader = _loader
 
@@ -115,8 +149,7 @@ def record(stage: str) -> list[str]:
     callback = _recording(Callback, "callback", names["callback"], events)()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        trainer = Trainer(accelerator="cpu", devices=1, callbacks=[callback], enable_model_summary=False,
-                          **SETTINGS)
+        trainer = Trainer(accelerator="cpu", devices=1, callbacks=[callback], enable_model_summary=False, **SETTINGS)
         getattr(trainer, stage)(module, datamodule=data)
     return events
 
@@ -127,8 +160,10 @@ def load() -> dict[str, Any]:
 
 
 DOC = DATA.parents[3] / "docs" / "lifecycle.md"
-DOC_START, DOC_END = "<!-- hook-order:start (generated from tests/strategies/data/lightning_hooks.json) -->", \
-    "<!-- hook-order:end -->"
+DOC_START, DOC_END = (
+    "<!-- hook-order:start (generated from tests/strategies/data/lightning_hooks.json) -->",
+    "<!-- hook-order:end -->",
+)
 
 
 def render_tables(data: dict[str, Any]) -> str:
@@ -151,7 +186,7 @@ def render_tables(data: dict[str, Any]) -> str:
 def doc_tables() -> str:
     """The generated part of docs/lifecycle.md as it is now."""
     text = DOC.read_text()
-    return text[text.index(DOC_START):text.index(DOC_END) + len(DOC_END)]
+    return text[text.index(DOC_START) : text.index(DOC_END) + len(DOC_END)]
 
 
 def main() -> int:

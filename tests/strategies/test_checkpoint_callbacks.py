@@ -42,15 +42,18 @@ def test_without_logger_checkpoints_go_to_default_root_dir(tmp_path):
 
 
 def test_monitor_keeps_the_top_k_and_last(tmp_path):
-    ckpt = ModelCheckpoint(dirpath=tmp_path, monitor="val_loss", save_top_k=2, save_last=True,
-                           filename="{epoch}-{val_loss:.2f}")
+    ckpt = ModelCheckpoint(
+        dirpath=tmp_path, monitor="val_loss", save_top_k=2, save_last=True, filename="{epoch}-{val_loss:.2f}"
+    )
     host = Host(callbacks=[ckpt])
     _fit(host, [([1.0], [0.5]), ([1.0], [0.2]), ([1.0], [0.9]), ([1.0], [0.1])])
     assert _files(tmp_path) == ["epoch=1-val_loss=0.20.ckpt", "epoch=3-val_loss=0.10.ckpt", "last.ckpt"]
     assert ckpt.best_model_path == str(tmp_path / "epoch=3-val_loss=0.10.ckpt")
     assert float(ckpt.best_model_score) == pytest.approx(0.1)
     assert {os.path.basename(p): round(float(v), 2) for p, v in ckpt.best_k_models.items()} == {
-        "epoch=1-val_loss=0.20.ckpt": 0.2, "epoch=3-val_loss=0.10.ckpt": 0.1}
+        "epoch=1-val_loss=0.20.ckpt": 0.2,
+        "epoch=3-val_loss=0.10.ckpt": 0.1,
+    }
     assert ckpt.last_model_path == str(tmp_path / "last.ckpt")
     restored = ModelCheckpoint(dirpath=tmp_path, monitor="val_loss", save_top_k=2)
     restored.load_state_dict(ckpt.state_dict())
@@ -64,8 +67,13 @@ def test_mode_max_every_n_train_steps_and_version_suffix(tmp_path):
     with pytest.warns(UserWarning, match="exists and is not empty"):
         _fit(host, [([1.0] * 4, None)])
     assert _files(tmp_path) == ["step=2-v1.ckpt", "step=2.ckpt", "step=4.ckpt"]
-    best = ModelCheckpoint(dirpath=tmp_path / "max", monitor="val_loss", mode="max", auto_insert_metric_name=False,
-                           filename="best-{val_loss:.1f}")
+    best = ModelCheckpoint(
+        dirpath=tmp_path / "max",
+        monitor="val_loss",
+        mode="max",
+        auto_insert_metric_name=False,
+        filename="best-{val_loss:.1f}",
+    )
     host = Host(callbacks=[best])
     _fit(host, [([1.0], [0.5]), ([1.0], [0.7]), ([1.0], [0.6])])
     assert _files(tmp_path / "max") == ["best-0.7.ckpt"]
@@ -83,12 +91,15 @@ def test_a_missing_monitor_is_an_error_once_validation_ran(tmp_path):
         _fit(host, [([1.0], [1.0])])
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"save_top_k": 3}, "no metric to rank"),
-    ({"mode": "best"}, "'min' or 'max'"),
-    ({"every_n_epochs": 1, "every_n_train_steps": 5}, "only one"),
-    ({"save_top_k": -2}, ">= -1"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"save_top_k": 3}, "no metric to rank"),
+        ({"mode": "best"}, "'min' or 'max'"),
+        ({"every_n_epochs": 1, "every_n_train_steps": 5}, "only one"),
+        ({"save_top_k": -2}, ">= -1"),
+    ],
+)
 def test_model_checkpoint_refuses_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         ModelCheckpoint(**kwargs)
@@ -106,11 +117,14 @@ def test_early_stopping_after_patience_checks_without_improvement(tmp_path):
     assert again.wait_count == 2 and again.stopped_epoch == 3
 
 
-@pytest.mark.parametrize(("kwargs", "values", "reason"), [
-    ({"stopping_threshold": 0.3}, [0.5, 0.2, 0.1], EarlyStoppingReason.STOPPING_THRESHOLD),
-    ({"divergence_threshold": 2.0}, [0.5, 3.0, 0.1], EarlyStoppingReason.DIVERGENCE_THRESHOLD),
-    ({}, [0.5, float("nan"), 0.1], EarlyStoppingReason.NON_FINITE_METRIC),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "values", "reason"),
+    [
+        ({"stopping_threshold": 0.3}, [0.5, 0.2, 0.1], EarlyStoppingReason.STOPPING_THRESHOLD),
+        ({"divergence_threshold": 2.0}, [0.5, 3.0, 0.1], EarlyStoppingReason.DIVERGENCE_THRESHOLD),
+        ({}, [0.5, float("nan"), 0.1], EarlyStoppingReason.NON_FINITE_METRIC),
+    ],
+)
 def test_early_stopping_thresholds(kwargs, values, reason):
     stopper = EarlyStopping("val_loss", patience=10, **kwargs)
     host = Host(callbacks=[stopper])

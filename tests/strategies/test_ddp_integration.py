@@ -98,8 +98,9 @@ def test_ddp_rendezvous_listens_on_loopback_only(ddp_run):
 
 def test_ddp_with_master_port_still_listens_on_loopback_only(tmp_path):
     port = _free_port()
-    result = run_script([sys.executable, str(PROBE), "--out", str(tmp_path), "--stages", "fit"],
-                        env={"MASTER_PORT": str(port)})
+    result = run_script(
+        [sys.executable, str(PROBE), "--out", str(tmp_path), "--stages", "fit"], env={"MASTER_PORT": str(port)}
+    )
     assert result.returncode == 0, result.stderr
     reports = _load(tmp_path)
     assert reports[0]["listeners"] == ["0100007F"], f"MASTER_PORT={port}: {reports[0]['listeners']}"
@@ -113,8 +114,20 @@ def _free_port() -> int:
 
 
 def test_ddp_under_torchrun(tmp_path):
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-addr", "127.0.0.1",
-           "--master-port", str(_free_port()), str(PROBE), "--out", str(tmp_path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(_free_port()),
+        str(PROBE),
+        "--out",
+        str(tmp_path),
+    ]
     result = run_script(cmd)
     assert result.returncode == 0, result.stderr
     reports = _load(tmp_path)
@@ -136,8 +149,9 @@ def _assert_gone(out, world=2) -> None:
 
 @pytest.mark.parametrize("where", ["setup", "training_step"])
 def test_a_failing_rank_ends_the_job_naming_the_rank(tmp_path, where):
-    result = run_script([sys.executable, str(PROBE), "--out", str(tmp_path), "--fail", where, "--fail-rank", "1",
-                         "--stages", "fit"])
+    result = run_script(
+        [sys.executable, str(PROBE), "--out", str(tmp_path), "--fail", where, "--fail-rank", "1", "--stages", "fit"]
+    )
     ended = time.time()
     assert result.returncode != 0
     assert "Rank 1 failed" in result.stderr
@@ -149,17 +163,35 @@ def test_a_failing_rank_ends_the_job_naming_the_rank(tmp_path, where):
 
 
 def test_a_failing_rank_zero_is_named(tmp_path):
-    result = run_script([sys.executable, str(PROBE), "--out", str(tmp_path), "--fail", "setup", "--fail-rank", "0",
-                         "--stages", "fit"])
+    result = run_script(
+        [sys.executable, str(PROBE), "--out", str(tmp_path), "--fail", "setup", "--fail-rank", "0", "--stages", "fit"]
+    )
     assert result.returncode != 0
     assert "boom in setup on rank 0" in result.stderr and "Raised on global rank 0" in result.stderr
     _assert_gone(tmp_path)
 
 
 def test_sigint_to_the_launching_process_ends_the_children(tmp_path):
-    proc = subprocess.Popen([sys.executable, str(PROBE), "--out", str(tmp_path), "--sleep", "0.5", "--max-steps",
-                             "1000", "--stages", "fit"], env=script_env(), cwd=ROOT, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(PROBE),
+            "--out",
+            str(tmp_path),
+            "--sleep",
+            "0.5",
+            "--max-steps",
+            "1000",
+            "--stages",
+            "fit",
+        ],
+        env=script_env(),
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not (tmp_path / "pid1").exists() and time.monotonic() < deadline:
@@ -191,8 +223,9 @@ def test_fit_after_close_meets_the_same_children_again(tmp_path):
 
 @pytest.mark.parametrize("stages", ["tryfit,fit", "tryfit-close,fit"], ids=["no-close", "close-in-except"])
 def test_a_second_fit_after_a_caught_failure_fails_fast_saying_what_to_do(tmp_path, stages):
-    result = run_script([sys.executable, str(PROBE), "--out", str(tmp_path), "--fail", "training_step",
-                         "--stages", stages], timeout=120)
+    result = run_script(
+        [sys.executable, str(PROBE), "--out", str(tmp_path), "--fail", "training_step", "--stages", stages], timeout=120
+    )
     ended = time.time()
     assert result.returncode != 0
     caught = re.search(r"CAUGHT RankFailedError AT ([\d.]+)", result.stderr)
@@ -205,8 +238,24 @@ def test_a_second_fit_after_a_caught_failure_fails_fast_saying_what_to_do(tmp_pa
 
 
 def test_a_hung_rank_is_named_on_the_stall_line_and_when_the_timeout_fires(tmp_path):
-    result = run_script([sys.executable, str(PROBE), "--out", str(tmp_path), "--hang-rank", "1", "--max-steps", "3",
-                         "--timeout", "25", "--stages", "fit"], env={"STRATEGIES_STALL_WARNING_S": "3"}, timeout=120)
+    result = run_script(
+        [
+            sys.executable,
+            str(PROBE),
+            "--out",
+            str(tmp_path),
+            "--hang-rank",
+            "1",
+            "--max-steps",
+            "3",
+            "--timeout",
+            "25",
+            "--stages",
+            "fit",
+        ],
+        env={"STRATEGIES_STALL_WARNING_S": "3"},
+        timeout=120,
+    )
     assert result.returncode != 0
     assert "HANGING AT" in result.stderr
     stall = [line for line in result.stderr.splitlines() if line.startswith("strategies: no rank has made progress")]

@@ -34,8 +34,11 @@ class SpawnModule(ProbeModule):
         self.log("layer_on_root_device", float(self.seen["layer_device"] == self.seen["root_device"]))
         data_seen = getattr(self.trainer.datamodule, "seen", {}).get("datamodule_setup")
         if data_seen is not None:
-            ok = data_seen["initialized"] and data_seen["dist_rank"] == data_seen["trainer_rank"] \
+            ok = (
+                data_seen["initialized"]
+                and data_seen["dist_rank"] == data_seen["trainer_rank"]
                 and data_seen["broadcast"] == 100
+            )
             self.log("datamodule_setup_ok", float(ok))
 
 
@@ -44,8 +47,16 @@ class SpawnData(ProbeData):
 
 
 def _trainer(**kwargs) -> Trainer:
-    trainer = Trainer(strategy="ddp_spawn", accelerator="cpu", devices=2, max_steps=1, enable_progress_bar=False,
-                      enable_checkpointing=False, logger=False, **kwargs)
+    trainer = Trainer(
+        strategy="ddp_spawn",
+        accelerator="cpu",
+        devices=2,
+        max_steps=1,
+        enable_progress_bar=False,
+        enable_checkpointing=False,
+        logger=False,
+        **kwargs,
+    )
     trainer.strategy.timeout = datetime.timedelta(seconds=30)
     return trainer
 
@@ -65,8 +76,13 @@ def test_spawn_fit_updates_the_callers_module_and_metrics():
     assert torch.allclose(module.layer.weight.flatten(), torch.tensor(reference[0]), atol=1e-6)
     metrics = trainer.callback_metrics
     assert metrics["setup_world_size"].item() == 2.0
-    for name in ("rank_seen_in_setup", "broadcast_and_barrier_in_setup", "wrapped_in_ddp", "layer_on_root_device",
-                 "datamodule_setup_ok"):
+    for name in (
+        "rank_seen_in_setup",
+        "broadcast_and_barrier_in_setup",
+        "wrapped_in_ddp",
+        "layer_on_root_device",
+        "datamodule_setup_ok",
+    ):
         assert metrics[name].item() == 1.0, name
     assert "train_loss" in metrics
     assert observed_order(trainer.hook_record, "fit") == expected_order("fit", parallel=True, local_rank=0)

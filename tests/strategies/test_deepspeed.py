@@ -29,6 +29,8 @@ _skip_without_deepspeed = pytest.mark.skipif(
 def needs_deepspeed(test):
     """Marks ``test`` for CI's extras step (``pytest -m extras``); skips it where deepspeed is missing."""
     return pytest.mark.extras(_skip_without_deepspeed(test))
+
+
 TOL = dict(rtol=1e-5, atol=1e-6)
 
 
@@ -38,8 +40,10 @@ TOL = dict(rtol=1e-5, atol=1e-6)
 def test_build_config_from_stage_shortcut_has_the_defaults():
     config = build_config(stage=3, offload_optimizer=True, offload_parameters=True, reduce_bucket_size=1000)
     assert config["zero_optimization"] == {
-        "stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": True},
-        "offload_param": {"device": "cpu", "pin_memory": True}, "reduce_bucket_size": 1000,
+        "stage": 3,
+        "offload_optimizer": {"device": "cpu", "pin_memory": True},
+        "offload_param": {"device": "cpu", "pin_memory": True},
+        "reduce_bucket_size": 1000,
     }
     assert config["train_micro_batch_size_per_gpu"] == 1 and config["zero_allow_untested_optimizer"] is True
     assert build_config()["zero_optimization"]["stage"] == 2  # Lightning's "deepspeed" default
@@ -178,11 +182,17 @@ def test_lifecycle_record(ranks, stage):
         names = [n for rr, _, n in r[f"stage{stage}"]["record"] if rr == rank]
         i = names.index
         assert i("process_group.reuse") < i("deepspeed.init_distributed") < i("module.setup")
-        assert i("strategy.model_sharded_context.enter") < i("module.configure_model") < i(
-            "strategy.model_sharded_context.exit") < i("strategy.setup")
+        assert (
+            i("strategy.model_sharded_context.enter")
+            < i("module.configure_model")
+            < i("strategy.model_sharded_context.exit")
+            < i("strategy.setup")
+        )
         # DeepSpeed takes the optimizer into the engine: optimizers come before the wrap (as in Lightning).
         assert i("strategy.setup") < i("module.configure_optimizers") < i("strategy.wrap") < i("module.on_fit_start")
         resumed = [n for rr, _, n in r[f"stage{stage}"]["resumed_record"] if rr == rank]
-        assert resumed.index("strategy.wrap") < resumed.index("strategy.load_checkpoint") < resumed.index(
-            "module.on_fit_start")
-
+        assert (
+            resumed.index("strategy.wrap")
+            < resumed.index("strategy.load_checkpoint")
+            < resumed.index("module.on_fit_start")
+        )

@@ -54,8 +54,9 @@ class _Model(TrainModule):
 @pytest.mark.gpu
 def test_dp_fits_on_cuda():
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(16, 4)), batch_size=8)
-    trainer = Trainer(strategy="dp", accelerator="cuda", devices=torch.cuda.device_count(), max_steps=2,
-                      enable_progress_bar=False)
+    trainer = Trainer(
+        strategy="dp", accelerator="cuda", devices=torch.cuda.device_count(), max_steps=2, enable_progress_bar=False
+    )
     model = _Model()
     trainer.fit(model, loader)
     assert trainer.state.global_step == 2

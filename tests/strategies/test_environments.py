@@ -10,10 +10,25 @@ from strategies import LocalEnvironment, SLURMEnvironment, TorchElasticEnvironme
 from strategies._connector import detect_environment
 from strategies.environments.slurm import _first_host
 
-TORCHRUN = {"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500",
-            "TORCHELASTIC_RUN_ID": "x", "GROUP_RANK": "1"}
-SLURM = {"SLURM_NTASKS": "4", "SLURM_PROCID": "2", "SLURM_LOCALID": "0", "SLURM_NODEID": "1", "SLURM_JOB_ID": "123456",
-         "SLURM_JOB_NODELIST": "gpu[07-09,12],cpu1", "SLURM_JOB_NAME": "train", "SLURM_NTASKS_PER_NODE": "2"}
+TORCHRUN = {
+    "RANK": "3",
+    "WORLD_SIZE": "4",
+    "LOCAL_RANK": "1",
+    "MASTER_ADDR": "10.0.0.1",
+    "MASTER_PORT": "29500",
+    "TORCHELASTIC_RUN_ID": "x",
+    "GROUP_RANK": "1",
+}
+SLURM = {
+    "SLURM_NTASKS": "4",
+    "SLURM_PROCID": "2",
+    "SLURM_LOCALID": "0",
+    "SLURM_NODEID": "1",
+    "SLURM_JOB_ID": "123456",
+    "SLURM_JOB_NODELIST": "gpu[07-09,12],cpu1",
+    "SLURM_JOB_NAME": "train",
+    "SLURM_NTASKS_PER_NODE": "2",
+}
 
 
 @pytest.fixture
@@ -70,6 +85,8 @@ def test_interactive_slurm_is_not_a_task_launch(clean_env):
     assert isinstance(detect_environment(), LocalEnvironment)
 
 
-@pytest.mark.parametrize("nodes,first", [("node1", "node1"), ("n[03-05]", "n03"), ("a[1,4],b2", "a1"), ("x-1,y", "x-1")])
+@pytest.mark.parametrize(
+    "nodes,first", [("node1", "node1"), ("n[03-05]", "n03"), ("a[1,4],b2", "a1"), ("x-1,y", "x-1")]
+)
 def test_first_host(nodes, first):
     assert _first_host(nodes) == first

@@ -97,14 +97,29 @@ def test_lifecycle_record_configure_model_in_sharded_context_and_wrap_before_opt
         names = _names(r["meta"]["record"], rank)
         i = names.index
         assert i("process_group.reuse") < i("module.setup")  # the group exists before the setup hooks
-        assert (i("module.setup") < i("strategy.model_sharded_context.enter") < i("module.configure_model")
-                < i("strategy.model_sharded_context.exit") < i("strategy.setup"))
-        assert (i("strategy.setup") < i("strategy.model_to_device") < i("strategy.materialize_meta")
-                < i("strategy.wrap") < i("module.configure_optimizers") < i("module.on_fit_start"))
+        assert (
+            i("module.setup")
+            < i("strategy.model_sharded_context.enter")
+            < i("module.configure_model")
+            < i("strategy.model_sharded_context.exit")
+            < i("strategy.setup")
+        )
+        assert (
+            i("strategy.setup")
+            < i("strategy.model_to_device")
+            < i("strategy.materialize_meta")
+            < i("strategy.wrap")
+            < i("module.configure_optimizers")
+            < i("module.on_fit_start")
+        )
         resumed = _names(r["resume"]["record"], rank)
         j = resumed.index
-        assert j("strategy.wrap") < j("module.configure_optimizers") < j("strategy.load_checkpoint") < j(
-            "module.on_fit_start")  # restore after setup
+        assert (
+            j("strategy.wrap")
+            < j("module.configure_optimizers")
+            < j("strategy.load_checkpoint")
+            < j("module.on_fit_start")
+        )  # restore after setup
 
 
 def test_lifecycle_record_matches_the_documented_contract(ranks):
@@ -196,7 +211,8 @@ def test_one_rank_refit_reuses_the_sharding_and_loads_a_full_checkpoint_in_place
         with torch.no_grad():
             expected = weights["layer.0.bias"].sum().item()
         (result,) = _trainer(FSDPStrategy(timeout=TIMEOUT), record_hooks=False).test(
-            fresh, _loader(), ckpt_path=tmp_path / "full.ckpt")
+            fresh, _loader(), ckpt_path=tmp_path / "full.ckpt"
+        )
         assert all(hasattr(p, "placements") for p in fresh.parameters()) and "test_loss" in result
         assert fresh.layer[0].bias.full_tensor().sum().item() == pytest.approx(expected)
     finally:

@@ -20,8 +20,10 @@ from lightning_hooks import (
 from strategies import Callback, DataModule, TrainModule
 
 EXPECTED = load()
-needs_lightning = pytest.mark.skipif(importlib.util.find_spec("lightning") is None,
-                                     reason="lightning is not installed (optional extra, to re-record the order)")
+needs_lightning = pytest.mark.skipif(
+    importlib.util.find_spec("lightning") is None,
+    reason="lightning is not installed (optional extra, to re-record the order)",
+)
 
 
 def _on_rank(events: list[str], local_rank: int) -> list[str]:
@@ -29,7 +31,9 @@ def _on_rank(events: list[str], local_rank: int) -> list[str]:
     return events if local_rank == 0 else [e for e in events if not e.endswith(".prepare_data")]
 
 
-@pytest.mark.parametrize(("owner", "cls"), [("module", TrainModule), ("callback", Callback), ("datamodule", DataModule)])
+@pytest.mark.parametrize(
+    ("owner", "cls"), [("module", TrainModule), ("callback", Callback), ("datamodule", DataModule)]
+)
 def test_every_lightning_hook_exists_on_ours(owner, cls):
     missing = [name for name in EXPECTED["hooks"][owner] if not callable(getattr(cls, name, None))]
     assert not missing, f"Lightning 2.6's {owner} hooks missing on `{cls.__name__}`: {missing}"
@@ -49,16 +53,26 @@ def test_single_device_calls_lightnings_hooks_in_its_order():
         assert events[stage] == EXPECTED[stage], stage
 
 
-@pytest.mark.parametrize("strategy", [
-    "ddp", "ddp_spawn", "fsdp",
-    pytest.param("deepspeed", marks=pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None,
-                                                        reason="deepspeed is not installed (optional extra)")),
-])
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        "ddp",
+        "ddp_spawn",
+        "fsdp",
+        pytest.param(
+            "deepspeed",
+            marks=pytest.mark.skipif(
+                importlib.util.find_spec("deepspeed") is None, reason="deepspeed is not installed (optional extra)"
+            ),
+        ),
+    ],
+)
 def test_two_ranks_call_lightnings_hooks_in_its_order(strategy, tmp_path):
     # DeepSpeedStrategy builds no engine without an optimizer at ZeRO stage 2 yet: fit only there.
     stages = ("fit",) if strategy == "deepspeed" else STAGES
-    result = run_script([sys.executable, str(SCRIPTS / "hooked.py"), strategy, "2", str(tmp_path), ",".join(stages)],
-                        timeout=170)
+    result = run_script(
+        [sys.executable, str(SCRIPTS / "hooked.py"), strategy, "2", str(tmp_path), ",".join(stages)], timeout=170
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     ranks = [0] if strategy == "ddp_spawn" else [0, 1]  # spawn: the caller holds rank 0's record
     for rank in ranks:

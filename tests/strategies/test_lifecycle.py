@@ -23,9 +23,18 @@ def test_contract_table_is_parsed():
 
 @pytest.mark.parametrize("strategy", ["single_device", "ddp"])
 def test_recorded_order_matches_the_contract(strategy):
-    trainer = Trainer(strategy=strategy, accelerator="cpu", devices=1, max_steps=2, limit_val_batches=1,
-                      enable_progress_bar=False, record_hooks=True, callbacks=[Callback()],
-                      enable_checkpointing=False, logger=False)
+    trainer = Trainer(
+        strategy=strategy,
+        accelerator="cpu",
+        devices=1,
+        max_steps=2,
+        limit_val_batches=1,
+        enable_progress_bar=False,
+        record_hooks=True,
+        callbacks=[Callback()],
+        enable_checkpointing=False,
+        logger=False,
+    )
     module, data = ProbeModule(), ProbeData(batch_size=4)
     try:
         for stage in STAGES:
@@ -50,8 +59,9 @@ def test_setup_runs_before_the_move_and_optimizers_see_the_setup_layer():
 
 
 def test_fit_test_fit_initialises_the_process_group_once():
-    trainer = Trainer(strategy="ddp", accelerator="cpu", devices=1, max_steps=1, enable_progress_bar=False,
-                      record_hooks=True)
+    trainer = Trainer(
+        strategy="ddp", accelerator="cpu", devices=1, max_steps=1, enable_progress_bar=False, record_hooks=True
+    )
     module, data = ProbeModule(), ProbeData(batch_size=4)
     try:
         trainer.fit(module, datamodule=data)

@@ -76,8 +76,18 @@ def ours(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_both_ranks_end_alike_and_stop_at_the_same_epoch(ours):
     rank0, rank1 = _ranks(ours)
     assert rank0["rank"] == 0 and rank1["rank"] == 1
-    for key in ("current_epoch", "global_step", "should_stop", "stopped_epoch", "best_model_path", "best_k_models",
-                "last_model_path", "log_dir", "logged_metrics", "progress_bar_metrics"):
+    for key in (
+        "current_epoch",
+        "global_step",
+        "should_stop",
+        "stopped_epoch",
+        "best_model_path",
+        "best_k_models",
+        "last_model_path",
+        "log_dir",
+        "logged_metrics",
+        "progress_bar_metrics",
+    ):
         assert rank0[key] == rank1[key], key
     assert rank0["callback_metrics"] == pytest.approx(rank1["callback_metrics"])  # sync_dist=True everywhere
     assert rank0["should_stop"] and rank0["log_dir"] == "csv/version_0"
@@ -134,7 +144,8 @@ def test_lightning_leaves_the_same_files_and_numbers(ours, tmp_path):
     for mine, lightning in zip(ours_rows, theirs_rows):
         assert {k for k, v in mine.items() if v} == {k for k, v in lightning.items() if v}
         assert {k: float(v) for k, v in mine.items() if v} == pytest.approx(
-            {k: float(v) for k, v in lightning.items() if v}, rel=1e-5)
+            {k: float(v) for k, v in lightning.items() if v}, rel=1e-5
+        )
     for rank in (0, 1):
         mine, lightning = _ranks(ours)[rank], _ranks(theirs)[rank]
         assert mine.pop("callback_metrics") == pytest.approx(lightning.pop("callback_metrics"), rel=1e-5)

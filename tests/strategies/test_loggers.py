@@ -44,8 +44,13 @@ def test_hparams_yaml_is_readable_as_yaml(tmp_path):
     logger = CSVLogger(tmp_path)
     logger.log_hyperparams({"lr": 0.1, "name": "net: v2", "layers": [4, 2], "opts": {"nesterov": True}, "x": None})
     with open(f"{logger.log_dir}/hparams.yaml") as f:
-        assert yaml.safe_load(f) == {"lr": 0.1, "name": "net: v2", "layers": [4, 2], "opts": {"nesterov": True},
-                                     "x": None}
+        assert yaml.safe_load(f) == {
+            "lr": 0.1,
+            "name": "net: v2",
+            "layers": [4, 2],
+            "opts": {"nesterov": True},
+            "x": None,
+        }
     logger.log_hyperparams({})
     with open(f"{logger.log_dir}/hparams.yaml") as f:
         assert json.loads(f.read()) == {}
@@ -53,7 +58,9 @@ def test_hparams_yaml_is_readable_as_yaml(tmp_path):
 
 def test_tensorboard_missing_names_the_install(tmp_path, monkeypatch):
     find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tensorboard" else find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tensorboard" else find_spec(name, *a)
+    )
     with pytest.raises(ModuleNotFoundError, match="pip install tensorboard"):
         TensorBoardLogger(tmp_path)
 

@@ -174,6 +174,9 @@ def test_eval_values_logged_on_step_reach_the_logger_each_batch_at_the_batch_ind
         host.log("validation_step", "acc", value, on_step=True)
         host._metrics_batch_end("val")
     assert host._metrics_epoch_end("val") == {"acc_epoch": pytest.approx(2.0)}
-    assert host.logger.rows == [(0, {"acc_step": 1.0}), (1, {"acc_step": 3.0}),
-                                (0, {"acc_epoch": pytest.approx(2.0), "epoch": 0})]
+    assert host.logger.rows == [
+        (0, {"acc_step": 1.0}),
+        (1, {"acc_step": 3.0}),
+        (0, {"acc_epoch": pytest.approx(2.0), "epoch": 0}),
+    ]
     assert "acc_step" not in host.callback_metrics  # eval step values are not monitored, as in Lightning

@@ -22,9 +22,18 @@ NODES = 2
 
 def _run_nodes(commands: list[list[str]], envs: list[dict[str, str]], timeout: float = 150) -> list[str]:
     """Start every node in its own session; on timeout kill them all. Return each node's stderr."""
-    procs = [subprocess.Popen(cmd, env={**script_env(), **env}, cwd=ROOT, start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for cmd, env in zip(commands, envs)]
+    procs = [
+        subprocess.Popen(
+            cmd,
+            env={**script_env(), **env},
+            cwd=ROOT,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for cmd, env in zip(commands, envs)
+    ]
     errors = []
     try:
         for proc in procs:
@@ -58,8 +67,22 @@ def _probe(out) -> list[str]:
 def test_two_torchrun_agents_on_loopback(tmp_path):
     port = _free_port()
     commands = [
-        [sys.executable, "-m", "torch.distributed.run", "--nnodes", str(NODES), "--nproc-per-node", "1",
-         "--node-rank", str(node), "--master-addr", "127.0.0.1", "--master-port", str(port), *_probe(tmp_path)]
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nnodes",
+            str(NODES),
+            "--nproc-per-node",
+            "1",
+            "--node-rank",
+            str(node),
+            "--master-addr",
+            "127.0.0.1",
+            "--master-port",
+            str(port),
+            *_probe(tmp_path),
+        ]
         for node in range(NODES)
     ]
     _run_nodes(commands, [{}] * NODES)
@@ -82,10 +105,18 @@ def _slurm_job_id() -> str:
 def test_a_slurm_shaped_run_two_tasks_on_two_nodes(tmp_path):
     job = _slurm_job_id()
     envs = [
-        {   # what `srun` sets for `#SBATCH --nodes=2 --ntasks-per-node=1` (the node list is this machine)
-            "SLURM_JOB_ID": job, "SLURM_JOB_NAME": "train", "SLURM_NTASKS": str(NODES), "SLURM_NNODES": str(NODES),
-            "SLURM_NTASKS_PER_NODE": "1", "SLURM_TASKS_PER_NODE": f"1(x{NODES})", "SLURM_JOB_NODELIST": "127.0.0.1",
-            "SLURM_NODELIST": "127.0.0.1", "SLURM_PROCID": str(node), "SLURM_LOCALID": "0", "SLURM_NODEID": str(node),
+        {  # what `srun` sets for `#SBATCH --nodes=2 --ntasks-per-node=1` (the node list is this machine)
+            "SLURM_JOB_ID": job,
+            "SLURM_JOB_NAME": "train",
+            "SLURM_NTASKS": str(NODES),
+            "SLURM_NNODES": str(NODES),
+            "SLURM_NTASKS_PER_NODE": "1",
+            "SLURM_TASKS_PER_NODE": f"1(x{NODES})",
+            "SLURM_JOB_NODELIST": "127.0.0.1",
+            "SLURM_NODELIST": "127.0.0.1",
+            "SLURM_PROCID": str(node),
+            "SLURM_LOCALID": "0",
+            "SLURM_NODEID": str(node),
         }
         for node in range(NODES)
     ]

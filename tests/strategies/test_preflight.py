@@ -99,8 +99,11 @@ def test_layers_made_in_setup_are_checked_at_restore_naming_the_file(tmp_path):
     torch.save({"state_dict": {"encoder.weight": torch.zeros(2, 3)}}, path)
     check_checkpoint(path, ProbeModule())  # nothing to compare yet
     trainer = Trainer(accelerator="cpu", max_steps=1, enable_progress_bar=False)
-    with pytest.raises(CheckpointError, match=rf"{path} is a checkpoint of another model.*missing from the file: "
-                                              r"layer.weight, layer.bias.*not in the model: encoder.weight"):
+    with pytest.raises(
+        CheckpointError,
+        match=rf"{path} is a checkpoint of another model.*missing from the file: "
+        r"layer.weight, layer.bias.*not in the model: encoder.weight",
+    ):
         trainer.fit(ProbeModule(), datamodule=ProbeData(4), ckpt_path=path)
 
 

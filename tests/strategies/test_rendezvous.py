@@ -54,8 +54,14 @@ def test_master_port_chooses_the_port_not_the_interface(monkeypatch):
 
 def test_a_cluster_run_on_a_loopback_address_stays_on_loopback(monkeypatch):
     port = _free_port()
-    for key, value in {"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_LOCALID": "0", "SLURM_NODEID": "0",
-                       "SLURM_JOB_NODELIST": "127.0.0.1", "SLURM_JOB_ID": "1"}.items():
+    for key, value in {
+        "SLURM_NTASKS": "1",
+        "SLURM_PROCID": "0",
+        "SLURM_LOCALID": "0",
+        "SLURM_NODEID": "0",
+        "SLURM_JOB_NODELIST": "127.0.0.1",
+        "SLURM_JOB_ID": "1",
+    }.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("MASTER_PORT", str(port))
     try:

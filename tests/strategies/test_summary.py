@@ -27,8 +27,9 @@ class _Net(TrainModule):
 
 def _fit(capsys, **kwargs) -> str:
     data = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=4)
-    trainer = Trainer(accelerator="cpu", max_steps=1, logger=False, enable_checkpointing=False,
-                      enable_progress_bar=False, **kwargs)
+    trainer = Trainer(
+        accelerator="cpu", max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False, **kwargs
+    )
     trainer.fit(_Net(), data)
     return capsys.readouterr().out
 

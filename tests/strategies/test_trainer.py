@@ -47,8 +47,9 @@ def test_distributed_sampler_is_injected_unless_custom(monkeypatch):
 
 
 def test_limits_epochs_and_logging():
-    trainer = Trainer(accelerator="cpu", max_epochs=2, limit_train_batches=1, limit_val_batches=2,
-                      enable_progress_bar=False)
+    trainer = Trainer(
+        accelerator="cpu", max_epochs=2, limit_train_batches=1, limit_val_batches=2, enable_progress_bar=False
+    )
     module = ProbeModule()
     trainer.fit(module, datamodule=ProbeData(batch_size=4))
     assert trainer.state.global_step == 2 and trainer.state.epoch == 2
@@ -121,14 +122,16 @@ def test_checkpoint_saved_at_epoch_end_resumes_at_the_next_epoch(tmp_path):
     path = tmp_path / "epoch0.ckpt"
     straight = _Scheduled()
     Trainer(accelerator="cpu", max_epochs=3, enable_progress_bar=False, callbacks=[_SaveAtEpochEnd(path)]).fit(
-        straight, datamodule=ProbeData(batch_size=4))
+        straight, datamodule=ProbeData(batch_size=4)
+    )
     saved = torch.load(path, weights_only=True)
     assert (saved["epoch"], saved["step_in_epoch"]) == (1, 0)
 
     counter = _SaveAtEpochEnd(tmp_path / "unused.ckpt")
     resumed = _Scheduled()
     Trainer(accelerator="cpu", max_epochs=3, enable_progress_bar=False, callbacks=[counter]).fit(
-        resumed, datamodule=ProbeData(batch_size=4), ckpt_path=path)
+        resumed, datamodule=ProbeData(batch_size=4), ckpt_path=path
+    )
     assert counter.ends == 2, "epochs 1 and 2 only: epoch 0 must not end twice"
     for a, b in zip(straight.parameters(), resumed.parameters()):
         assert torch.allclose(a, b, atol=1e-6)

@@ -14,7 +14,9 @@ from strategies import (
     Trainer,
 )
 
-QUIET = dict(accelerator="cpu", enable_progress_bar=False, num_sanity_val_steps=0, logger=False, enable_checkpointing=False)
+QUIET = dict(
+    accelerator="cpu", enable_progress_bar=False, num_sanity_val_steps=0, logger=False, enable_checkpointing=False
+)
 
 
 class _TwoOptimizers(ProbeModule):
@@ -96,12 +98,20 @@ def test_trainer_progress_properties():
     assert trainer.lightning_module is trainer.module and trainer.should_stop is False
 
 
-@pytest.mark.parametrize(("name", "cls", "dtype"), [
-    ("32-true", Precision, torch.float32), (32, Precision, torch.float32), ("32", Precision, torch.float32),
-    ("bf16-mixed", MixedPrecision, torch.float32), ("16-true", HalfPrecision, torch.float16),
-    ("bf16-true", HalfPrecision, torch.bfloat16), ("64-true", DoublePrecision, torch.float64),
-    (64, DoublePrecision, torch.float64), ("64", DoublePrecision, torch.float64),
-])
+@pytest.mark.parametrize(
+    ("name", "cls", "dtype"),
+    [
+        ("32-true", Precision, torch.float32),
+        (32, Precision, torch.float32),
+        ("32", Precision, torch.float32),
+        ("bf16-mixed", MixedPrecision, torch.float32),
+        ("16-true", HalfPrecision, torch.float16),
+        ("bf16-true", HalfPrecision, torch.bfloat16),
+        ("64-true", DoublePrecision, torch.float64),
+        (64, DoublePrecision, torch.float64),
+        ("64", DoublePrecision, torch.float64),
+    ],
+)
 def test_every_lightning_precision_name_trains_with_its_dtype(name, cls, dtype):
     module = ProbeModule()
     trainer = Trainer(precision=name, max_steps=1, **QUIET)

@@ -26,6 +26,7 @@ class Count(Callback):
 
             def hook(*args, **kwargs):
                 calls[name] = calls.get(name, 0) + 1
+
             return hook
         return object.__getattribute__(self, name)
 
@@ -56,8 +57,15 @@ class _SyncSeen(Callback):
 
 def test_ddp_skips_the_gradient_sync_while_accumulating():
     seen = _SyncSeen()
-    trainer = Trainer(strategy="ddp", devices=1, callbacks=[seen], accumulate_grad_batches=2, max_epochs=1,
-                      limit_train_batches=4, **QUIET)
+    trainer = Trainer(
+        strategy="ddp",
+        devices=1,
+        callbacks=[seen],
+        accumulate_grad_batches=2,
+        max_epochs=1,
+        limit_train_batches=4,
+        **QUIET,
+    )
     try:
         trainer.fit(ProbeModule(), datamodule=ProbeData(batch_size=4))
     finally:
@@ -65,12 +73,20 @@ def test_ddp_skips_the_gradient_sync_while_accumulating():
     assert seen.sync == [False, True, False, True]
 
 
-@pytest.mark.parametrize(("interval", "every", "epochs", "expected"), [
-    (0.5, 1, 1, 2), (1.0, 1, 2, 2), (2, 1, 1, 2), (3, None, 2, 2), (1.0, 2, 2, 1),
-])
+@pytest.mark.parametrize(
+    ("interval", "every", "epochs", "expected"),
+    [
+        (0.5, 1, 1, 2),
+        (1.0, 1, 2, 2),
+        (2, 1, 1, 2),
+        (3, None, 2, 2),
+        (1.0, 2, 2, 1),
+    ],
+)
 def test_val_check_interval_and_every_n_epochs(interval, every, epochs, expected):
-    _, calls = _fit(val_check_interval=interval, check_val_every_n_epoch=every, max_epochs=epochs,
-                    num_sanity_val_steps=0)
+    _, calls = _fit(
+        val_check_interval=interval, check_val_every_n_epoch=every, max_epochs=epochs, num_sanity_val_steps=0
+    )
     assert calls["on_validation_start"] == expected
 
 

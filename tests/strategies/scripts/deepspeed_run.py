@@ -56,8 +56,15 @@ def main(out: str, stages: list[int]) -> None:
     _no_shm_build()
     t0 = time.time()
     result: dict = {}
-    common = dict(accelerator="cpu", devices=2, max_steps=6, enable_progress_bar=False, gradient_clip_val=0.5,
-                  enable_checkpointing=False, logger=False)
+    common = dict(
+        accelerator="cpu",
+        devices=2,
+        max_steps=6,
+        enable_progress_bar=False,
+        gradient_clip_val=0.5,
+        enable_checkpointing=False,
+        logger=False,
+    )
 
     ddp_model = Net()
     trainer = Trainer(strategy=DDPStrategy(timeout=TIMEOUT), **common)
@@ -68,18 +75,28 @@ def main(out: str, stages: list[int]) -> None:
     for stage in stages:
         path = os.path.join(out, f"ds_stage{stage}")
         model, inspect = Net(), Inspect()
-        trainer = Trainer(strategy=DeepSpeedStrategy(stage=stage, timeout=TIMEOUT),
-                          callbacks=[SaveAt(3, path), inspect], record_hooks=True, **common)
+        trainer = Trainer(
+            strategy=DeepSpeedStrategy(stage=stage, timeout=TIMEOUT),
+            callbacks=[SaveAt(3, path), inspect],
+            record_hooks=True,
+            **common,
+        )
         trainer.fit(model, data())
         resumed, inspect2 = Net(seed=123), Inspect()
-        trainer2 = Trainer(strategy=DeepSpeedStrategy(stage=stage, timeout=TIMEOUT), callbacks=[inspect2],
-                           record_hooks=True, **common)
+        trainer2 = Trainer(
+            strategy=DeepSpeedStrategy(stage=stage, timeout=TIMEOUT), callbacks=[inspect2], record_hooks=True, **common
+        )
         trainer2.fit(resumed, data(), ckpt_path=path)
         result[f"stage{stage}"] = {
-            "losses": model.losses, "weights": inspect.weights, "seen": model.seen, "numel": inspect.numel,
+            "losses": model.losses,
+            "weights": inspect.weights,
+            "seen": model.seen,
+            "numel": inspect.numel,
             "record": [tuple(c) for c in trainer.hook_record],
-            "resumed_losses": resumed.losses, "resumed_record": [tuple(c) for c in trainer2.hook_record],
-            "resumed_weights": inspect2.weights, "global_step": trainer2.state.global_step,
+            "resumed_losses": resumed.losses,
+            "resumed_record": [tuple(c) for c in trainer2.hook_record],
+            "resumed_weights": inspect2.weights,
+            "global_step": trainer2.state.global_step,
             "env_after": [k for k in ("LOCAL_RANK", "RANK", "WORLD_SIZE") if k in os.environ],
         }
     result["seconds"] = time.time() - t0

@@ -77,8 +77,10 @@ class Net(TrainModule):
 
     def configure_optimizers(self):
         opt = torch.optim.AdamW(self.parameters(), lr=0.02, weight_decay=0.01)
-        return {"optimizer": opt, "lr_scheduler": {"scheduler": torch.optim.lr_scheduler.StepLR(opt, 2, 0.5),
-                                                    "interval": "step"}}
+        return {
+            "optimizer": opt,
+            "lr_scheduler": {"scheduler": torch.optim.lr_scheduler.StepLR(opt, 2, 0.5), "interval": "step"},
+        }
 
 
 class Probe(Callback):
@@ -114,15 +116,25 @@ class SaveAt(Callback):
 def main(out: str) -> None:
     t0 = time.time()
     result: dict = {}
-    common = dict(accelerator="cpu", devices=2, max_steps=6, enable_progress_bar=False, gradient_clip_val=0.5,
-                  enable_checkpointing=False, logger=False)
+    common = dict(
+        accelerator="cpu",
+        devices=2,
+        max_steps=6,
+        enable_progress_bar=False,
+        gradient_clip_val=0.5,
+        enable_checkpointing=False,
+        logger=False,
+    )
 
     # DDP reference.
     ddp_model = Net()
     trainer = Trainer(strategy=DDPStrategy(timeout=TIMEOUT), **common)
     trainer.fit(ddp_model, data())
-    result["ddp"] = {"losses": ddp_model.losses, "weights": {k: v.clone() for k, v in ddp_model.state_dict().items()},
-                     "outputs": ddp_model(PROBE).detach()}
+    result["ddp"] = {
+        "losses": ddp_model.losses,
+        "weights": {k: v.clone() for k, v in ddp_model.state_dict().items()},
+        "outputs": ddp_model(PROBE).detach(),
+    }
     rank = trainer.global_rank
 
     # FSDP, same init (meta_init=False + seed), one unit per Linear, full-state checkpoint.
@@ -134,8 +146,12 @@ def main(out: str) -> None:
     full_ckpt = os.path.join(out, "full.ckpt")
     trainer.save_checkpoint(full_ckpt)
     result["fsdp"] = {
-        "losses": fsdp_model.losses, "weights": strategy.full_state_dict(), "outputs": probe.outputs,
-        "shards": probe.shards, "seen": fsdp_model.seen, "record": [tuple(c) for c in trainer.hook_record],
+        "losses": fsdp_model.losses,
+        "weights": strategy.full_state_dict(),
+        "outputs": probe.outputs,
+        "shards": probe.shards,
+        "seen": fsdp_model.seen,
+        "record": [tuple(c) for c in trainer.hook_record],
     }
     result["full_ckpt"] = full_ckpt
 
@@ -143,26 +159,31 @@ def main(out: str) -> None:
     sharded = os.path.join(out, "sharded_step3")
     probe = Probe()
     first = Net(seed=None)
-    trainer = Trainer(strategy=FSDPStrategy(timeout=TIMEOUT, auto_wrap_policy={nn.Linear}, state_dict_type="sharded"),
-                      callbacks=[SaveAt(3, sharded), probe], record_hooks=True, **common)
+    trainer = Trainer(
+        strategy=FSDPStrategy(timeout=TIMEOUT, auto_wrap_policy={nn.Linear}, state_dict_type="sharded"),
+        callbacks=[SaveAt(3, sharded), probe],
+        record_hooks=True,
+        **common,
+    )
     trainer.fit(first, data())
     uninterrupted = trainer.strategy.full_state_dict()
     result["meta"] = {"shards": probe.shards, "seen": first.seen, "record": [tuple(c) for c in trainer.hook_record]}
     resumed = Net(seed=123)  # a different init: the checkpoint must overwrite it
-    trainer = Trainer(strategy=FSDPStrategy(timeout=TIMEOUT, auto_wrap_policy={nn.Linear}), record_hooks=True,
-                      **common)
+    trainer = Trainer(strategy=FSDPStrategy(timeout=TIMEOUT, auto_wrap_policy={nn.Linear}), record_hooks=True, **common)
     trainer.fit(resumed, data(), ckpt_path=sharded)
     result["resume"] = {
-        "uninterrupted": uninterrupted, "resumed": trainer.strategy.full_state_dict(),
-        "global_step": trainer.state.global_step, "record": [tuple(c) for c in trainer.hook_record],
-        "losses_uninterrupted": first.losses[3:], "losses_resumed": resumed.losses,
+        "uninterrupted": uninterrupted,
+        "resumed": trainer.strategy.full_state_dict(),
+        "global_step": trainer.state.global_step,
+        "record": [tuple(c) for c in trainer.hook_record],
+        "losses_uninterrupted": first.losses[3:],
+        "losses_resumed": resumed.losses,
         "files": sorted(os.listdir(sharded)),
     }
 
     # bf16-mixed: the MixedPrecisionPolicy comes from the Trainer's precision.
     bf16 = Net()
-    trainer = Trainer(strategy=FSDPStrategy(timeout=TIMEOUT), precision="bf16-mixed",
-                      **{**common, "max_steps": 2})
+    trainer = Trainer(strategy=FSDPStrategy(timeout=TIMEOUT), precision="bf16-mixed", **{**common, "max_steps": 2})
     trainer.fit(bf16, data())
     policy = trainer.strategy.mixed_precision_policy()
     # The default state_dict_type ("full"): module_state_dict() is the full, plain state dict on rank 0.
@@ -171,9 +192,12 @@ def main(out: str) -> None:
         "entries": {k: (type(v).__name__, tuple(v.shape)) for k, v in trainer.strategy.module_state_dict().items()},
         "full_shapes": {k: tuple(v.shape) for k, v in bf16.state_dict().items()},
     }
-    result["bf16"] = {"param_dtype": str(policy.param_dtype), "reduce_dtype": str(policy.reduce_dtype),
-                      "losses": bf16.losses,
-                      "stored_dtypes": sorted({str(p.dtype) for p in bf16.parameters()})}
+    result["bf16"] = {
+        "param_dtype": str(policy.param_dtype),
+        "reduce_dtype": str(policy.reduce_dtype),
+        "losses": bf16.losses,
+        "stored_dtypes": sorted({str(p.dtype) for p in bf16.parameters()}),
+    }
     result["seconds"] = time.time() - t0
     torch.save(result, os.path.join(out, f"rank{rank}.pt"))
     trainer.strategy.close()

@@ -77,15 +77,23 @@ def make_strategy(name: str):
 
 def record(strategy: str, devices: int, stages: tuple[str, ...] = STAGES) -> tuple[int, dict[str, list[str]]]:
     """This process's rank and the module/callback/datamodule events of each stage (one Trainer runs them all)."""
-    trainer = Trainer(strategy=make_strategy(strategy), accelerator="cpu", devices=devices, record_hooks=True,
-                      callbacks=[Callback()], **SETTINGS)
+    trainer = Trainer(
+        strategy=make_strategy(strategy),
+        accelerator="cpu",
+        devices=devices,
+        record_hooks=True,
+        callbacks=[Callback()],
+        **SETTINGS,
+    )
     try:
         for stage in stages:
             getattr(trainer, stage)(HookedModule(), datamodule=HookedData())
     finally:
         trainer.strategy.close()
-    events = {stage: [c.name for c in trainer.hook_record if c.stage == stage and c.name.split(".")[0] in OWNERS]
-              for stage in stages}
+    events = {
+        stage: [c.name for c in trainer.hook_record if c.stage == stage and c.name.split(".")[0] in OWNERS]
+        for stage in stages
+    }
     return trainer.global_rank, events
 
 

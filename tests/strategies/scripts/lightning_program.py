@@ -68,10 +68,18 @@ def main(out_dir):
     checkpoint = ModelCheckpoint(monitor="val_loss", save_top_k=2, save_last=True)
     stopper = EarlyStopping(monitor="val_loss", min_delta=0.05, patience=2)
     trainer = Trainer(
-        accelerator="cpu", devices=2, strategy="ddp", max_epochs=12, precision="bf16-mixed",
-        accumulate_grad_batches=2, log_every_n_steps=2, default_root_dir=out_dir,
-        logger=CSVLogger(out_dir, name="csv"), callbacks=[checkpoint, stopper],
-        enable_progress_bar=False, num_sanity_val_steps=2,
+        accelerator="cpu",
+        devices=2,
+        strategy="ddp",
+        max_epochs=12,
+        precision="bf16-mixed",
+        accumulate_grad_batches=2,
+        log_every_n_steps=2,
+        default_root_dir=out_dir,
+        logger=CSVLogger(out_dir, name="csv"),
+        callbacks=[checkpoint, stopper],
+        enable_progress_bar=False,
+        num_sanity_val_steps=2,
     )
     trainer.fit(Model(), datamodule=Regression())
     result = {

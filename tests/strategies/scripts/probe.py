@@ -56,8 +56,9 @@ def _mark_failure() -> None:
 
 
 class ProbeModule(TrainModule):
-    def __init__(self, fail: str = "none", fail_rank: int = 1, sleep: float = 0.0, out: str | None = None,
-                 hang_rank: int = -1) -> None:
+    def __init__(
+        self, fail: str = "none", fail_rank: int = 1, sleep: float = 0.0, out: str | None = None, hang_rank: int = -1
+    ) -> None:
         super().__init__()
         self.fail, self.fail_rank, self.sleep, self.out, self.hang_rank = fail, fail_rank, sleep, out, hang_rank
         self.seen: dict = {}
@@ -155,9 +156,16 @@ def main() -> None:
     world = args.devices
     external = "TORCHELASTIC_RUN_ID" in os.environ or "SLURM_NTASKS" in os.environ
     trainer = Trainer(
-        strategy=args.strategy, accelerator="cpu", devices="auto" if external else world, num_nodes=args.num_nodes,
-        max_steps=args.max_steps, limit_val_batches=1, enable_progress_bar=False, record_hooks=True,
-        enable_checkpointing=False, logger=False,
+        strategy=args.strategy,
+        accelerator="cpu",
+        devices="auto" if external else world,
+        num_nodes=args.num_nodes,
+        max_steps=args.max_steps,
+        limit_val_batches=1,
+        enable_progress_bar=False,
+        record_hooks=True,
+        enable_checkpointing=False,
+        logger=False,
         callbacks=[Callback()],
     )
     trainer.strategy.timeout = args.timeout
