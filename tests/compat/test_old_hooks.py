@@ -259,7 +259,8 @@ def test_keyboard_interrupt_calls_the_old_callback_hook_and_ends_the_run():
 
 @pytest.mark.timeout(240)
 def test_the_1_2_program_runs_on_two_ddp_processes(tmp_path):
-    """Real processes, real gloo: every old hook at its step on both ranks."""
+    """Real processes, real gloo: every old hook at its step on both ranks (``ddp_cpu`` spawns them, as
+    in 1.x, so each rank writes its events from ``on_fit_end``)."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PYTHONWARNINGS")}
     env["PYTHONPATH"] = str(REPO)
