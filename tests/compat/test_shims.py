@@ -20,12 +20,13 @@ def _trainer(**kwargs):
         return compat.Trainer(**kwargs)
 
 
-def test_ddp_cpu_with_num_processes_is_ddp_on_two_cpu_processes():
+def test_ddp_cpu_with_num_processes_spawns_two_cpu_processes():
+    """1.x ran ``ddp_cpu`` with the spawn plugin (issue 11, class 3): compat does the same."""
     trainer = _trainer(accelerator="ddp_cpu", num_processes=2)
-    assert isinstance(trainer.strategy, strategies.DDPStrategy)
+    assert isinstance(trainer.strategy, strategies.DDPSpawnStrategy)
     assert isinstance(trainer.strategy.accelerator, strategies.CPUAccelerator)
     assert trainer.num_devices == 2
-    assert isinstance(trainer.strategy.launcher, strategies.SubprocessScriptLauncher)
+    assert isinstance(trainer.strategy.launcher, strategies.MultiprocessingLauncher)
 
 
 def test_accelerator_ddp_num_processes_and_plugin_instance():

@@ -47,7 +47,7 @@ def test_every_old_trainer_argument_of_the_table_is_translated_or_refused():
     ({"gpus": "0"}, {"accelerator": "cpu"}),
     ({"gpus": None}, {}),
     ({"num_processes": 2}, {"accelerator": "cpu", "devices": 2}),
-    ({"accelerator": "ddp_cpu", "num_processes": 2}, {"strategy": "ddp", "accelerator": "cpu", "devices": 2}),
+    ({"accelerator": "ddp_cpu", "num_processes": 2}, {"strategy": "ddp_spawn", "accelerator": "cpu", "devices": 2}),
     ({"distributed_backend": "ddp_spawn"}, {"strategy": "ddp_spawn"}),
     ({"accelerator": "gpu", "gpus": 2}, {"accelerator": "gpu", "devices": 2}),  # the 1.5 idiom agrees
     ({"checkpoint_callback": False}, {"enable_checkpointing": False}),

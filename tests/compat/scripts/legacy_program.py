@@ -2,8 +2,9 @@
 
 Every 1.x hook it overrides appends ``(who, hook, detail)`` to ``module.events`` (the module's
 and the callback's), so a test can check each old hook was called at its 1.x step with 1.x
-arguments. Run as a script it fits on 2 CPU processes with DDP and writes each rank's events
-(``<out>.rank<N>``).
+arguments. Run as a script it fits with ``accelerator="ddp_cpu"``, which spawns 2 CPU processes
+as 1.x did (DDP over gloo), and each rank writes its events (``<out>.rank<N>``) at the end of its
+fit: the spawned ranks' events never reach the launching process, whose model is not trained.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class LegacyModel(pl.LightningModule):
         super().__init__()
         self.layer = nn.Linear(2, 1)
         self.events: list[tuple[str, str, object]] = []
+        self.events_out: str | None = None  # where on_fit_end writes the events (the script's runs)
 
     def _note(self, hook: str, detail: object = None) -> None:
         self.events.append(("m", hook, detail))
@@ -96,6 +98,11 @@ class LegacyModel(pl.LightningModule):
     def on_fit_start(self):
         self._note("on_fit_start")
 
+    def on_fit_end(self):  # in each spawned rank: write what this rank saw
+        if self.events_out is not None:
+            with open(f"{self.events_out}.rank{self.global_rank}", "w") as f:
+                json.dump([[who, hook, repr(detail)] for who, hook, detail in self.events], f)
+
     def on_train_dataloader(self):
         self._note("on_train_dataloader")
 
@@ -153,11 +160,10 @@ class LegacyCallback(pl.Callback):
 
 def main(out: str) -> None:
     model = LegacyModel()
+    model.events_out = out
     trainer = pl.Trainer(accelerator="ddp_cpu", num_processes=2, max_epochs=1, checkpoint_callback=False,
                          progress_bar_refresh_rate=0, weights_summary=None, callbacks=[LegacyCallback(model)])
     trainer.fit(model)
-    with open(f"{out}.rank{trainer.global_rank}", "w") as f:
-        json.dump([[who, hook, repr(detail)] for who, hook, detail in model.events], f)
     trainer.strategy.close()
 
 
