@@ -184,8 +184,20 @@ def translate(given: dict[str, Any], accepted: set[str]) -> Translation:
             converted = _CONVERT.get(name, lambda v: v)(value)
             for key, new in target_kwargs(entry.strategies, converted).items():
                 out.put(key, new, f"{name}={value!r}", explicit)
+    _spawn_cpu_processes(out, given)
     _check_accepted(out, accepted)
     return out
+
+
+def _spawn_cpu_processes(out: Translation, given: dict[str, Any]) -> None:
+    """1.x ran ``num_processes=N`` (N > 1) with no backend chosen as ``ddp_spawn`` on the CPU.
+
+    Its accelerator connector picked ``DDP_SPAWN`` for several CPU processes when neither
+    ``distributed_backend`` nor ``accelerator`` named one; the codemods write the same.
+    """
+    count = given.get("num_processes")
+    if isinstance(count, int) and count > 1 and "strategy" not in out.kwargs:
+        out.put("strategy", "ddp_spawn", f"num_processes={count!r}", frozenset())
 
 
 def _check_accepted(out: Translation, accepted: set[str]) -> None:
