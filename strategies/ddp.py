@@ -21,7 +21,8 @@ class DDPStrategy(ParallelStrategy):
     every extra local rank), or from torchrun/SLURM, which start them all.
 
     Args:
-        args, kwargs: :class:`~strategies.ParallelStrategy`'s arguments (``timeout``, ``num_nodes``, ...);
+        *args: :class:`~strategies.ParallelStrategy`'s positional arguments.
+        **kwargs: :class:`~strategies.ParallelStrategy`'s arguments (``timeout``, ``num_nodes``, ...);
             every other keyword goes to ``DistributedDataParallel`` (e.g. ``find_unused_parameters=True``).
     """
 

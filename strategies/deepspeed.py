@@ -113,7 +113,8 @@ class DeepSpeedStrategy(ParallelStrategy):
         stage: the ZeRO stage (0-3); overrides the config's.
         offload_optimizer: ZeRO-Offload of the optimizer state to the CPU (stage >= 1).
         offload_parameters: ZeRO-Infinity parameter offload to the CPU (stage 3).
-        args, kwargs: :class:`~strategies.ParallelStrategy`'s arguments (``timeout``, ``num_nodes``, ...);
+        *args: :class:`~strategies.ParallelStrategy`'s positional arguments.
+        **kwargs: :class:`~strategies.ParallelStrategy`'s arguments (``timeout``, ``num_nodes``, ...);
             every other keyword is a ``zero_optimization`` key (e.g. ``reduce_bucket_size=5e8``).
 
     Raises:

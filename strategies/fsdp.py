@@ -58,7 +58,8 @@ class FSDPStrategy(ParallelStrategy):
         meta_init: create the parameters of ``configure_model`` on the meta device (default). ``False``
             creates them for real on every rank (bit-equal init with a seed, more memory).
         sync_module_states: broadcast rank 0's real (non-meta) parameters and buffers before sharding.
-        args, kwargs: :class:`~strategies.ParallelStrategy`'s arguments (``timeout``, ``num_nodes``, ...);
+        *args: :class:`~strategies.ParallelStrategy`'s positional arguments.
+        **kwargs: :class:`~strategies.ParallelStrategy`'s arguments (``timeout``, ``num_nodes``, ...);
             every other keyword is passed to every ``fully_shard`` call.
     """
 

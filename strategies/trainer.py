@@ -60,20 +60,31 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
             ``"16-true"``, ``"bf16-true"``, ``"64-true"``, or ``16``, ``"16"``, ``"bf16"``, ``32``, ``64``.
         enable_model_summary: print a table of the module's layers and parameter counts on rank 0
             when a fit starts (on by default, as in Lightning).
-        logger, enable_checkpointing, default_root_dir, log_every_n_steps, enable_progress_bar: logging
-            and checkpointing, as in Lightning (``log_every_n_steps`` defaults to 50).
+        logger: ``True`` (the default logger: TensorBoard when installed, else CSV), ``False``, a
+            ``Logger`` or a list of them, as in Lightning.
+        enable_checkpointing: add a default ``ModelCheckpoint`` when none is given (on by default).
+        default_root_dir: where logs and checkpoints go (the working directory by default).
+        log_every_n_steps: how often training metrics reach the loggers (50 by default).
+        enable_progress_bar: a tqdm bar on rank 0 when stdout is a terminal (on by default).
         callbacks: ``Callback`` instances.
         fast_dev_run: run 1 (``True``) or N batches of each loop, no sanity check, no loggers/checkpoints.
-        max_epochs, min_epochs, max_steps, min_steps, max_time: when training stops (``max_time`` as
-            ``"DD:HH:MM:SS"``, a ``timedelta`` or a dict); 1000 epochs when no limit is given.
-        limit_train_batches, limit_val_batches, limit_test_batches, limit_predict_batches: a
-            count or a fraction of each epoch's batches.
+        max_epochs: epochs to train; ``-1`` for no limit; 1000 when no limit at all is given.
+        min_epochs: train at least this many epochs, whatever stops it earlier.
+        max_steps: optimizer steps to train; ``-1`` for no limit.
+        min_steps: train at least this many optimizer steps.
+        max_time: stop after this long: ``"DD:HH:MM:SS"``, a ``timedelta`` or a dict.
+        limit_train_batches: a count or a fraction of each training epoch's batches.
+        limit_val_batches: the same for validation.
+        limit_test_batches: the same for testing.
+        limit_predict_batches: the same for prediction.
         val_check_interval: validate every fraction of an epoch (float) or every N batches (int).
         check_val_every_n_epoch: validate every N epochs (``None``: count ``val_check_interval`` over epochs).
         num_sanity_val_steps: validation batches run before training (2; -1 for all, 0 for none).
         accumulate_grad_batches: step the optimizer every N batches (DDP/FSDP skip the gradient sync between).
-        gradient_clip_val, gradient_clip_algorithm: clip by ``"norm"`` (default) or ``"value"``.
-        deterministic, benchmark: torch's deterministic algorithms (``True``/``"warn"``) and cuDNN benchmark.
+        gradient_clip_val: clip gradients to this value.
+        gradient_clip_algorithm: clip by ``"norm"`` (default) or ``"value"``.
+        deterministic: torch's deterministic algorithms (``True`` or ``"warn"``).
+        benchmark: cuDNN benchmark mode.
         inference_mode: evaluate under ``torch.inference_mode`` (else ``torch.no_grad``).
         use_distributed_sampler: give plain DataLoaders a ``DistributedSampler`` on parallel strategies.
         sync_batchnorm: turn BatchNorm layers into ``SyncBatchNorm`` before wrapping (parallel strategies).
