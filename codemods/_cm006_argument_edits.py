@@ -147,9 +147,10 @@ def apply_ops(node: cst.CSTNode, ops: dict[int, ArgOp], quote: str | None, names
             made = [
                 _kwarg(
                     arg,
-                    t.keyword.value,
+                    # an "expand" template holds keyword arguments only (AttributeError otherwise, as before)
+                    t.keyword.value,  # type: ignore[union-attr]
                     arg.value if isinstance(t.value, cst.Ellipsis) else _requote(t.value, quote),
-                )  # type: ignore[union-attr]
+                )
                 for t in op.template
             ]
             new = _spread(arg, made)
