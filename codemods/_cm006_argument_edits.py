@@ -81,7 +81,9 @@ def named(call: cst.Call, names: dict[int, str]) -> cst.Call:
     if not names:
         return call
     args = [
-        a.with_changes(keyword=cst.Name(names[i]), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+        a.with_changes(
+            keyword=cst.Name(names[i]), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+        )
         if i in names
         else a
         for i, a in enumerate(call.args)

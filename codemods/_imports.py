@@ -20,7 +20,17 @@ from ._context import Context
 from ._scopes import Binding, Scope
 from ._table import NewName, split_qualname
 
-__all__ = ["FromImport", "ImportPlan", "ImportRequest", "ModuleMove", "bind_new", "import_plan", "moved_module", "name_free", "reaches_module_name"]
+__all__ = [
+    "FromImport",
+    "ImportPlan",
+    "ImportRequest",
+    "ModuleMove",
+    "bind_new",
+    "import_plan",
+    "moved_module",
+    "name_free",
+    "reaches_module_name",
+]
 
 
 @dataclass(eq=False)

@@ -71,7 +71,9 @@ def declared_namespace(paths: Iterable[str]) -> str | None:
                 names = os.listdir(folder)
             except OSError:
                 names = []
-            files = [n for n in names if n in _DEPENDENCY_FILES or (n.startswith("requirements") and n.endswith(".txt"))]
+            files = [
+                n for n in names if n in _DEPENDENCY_FILES or (n.startswith("requirements") and n.endswith(".txt"))
+            ]
             if files:
                 found = set()
                 for name in sorted(files):
@@ -198,7 +200,7 @@ class _Pass(cst.CSTTransformer):
         self.changes.append((self._statement, Change(str(rule), 1, message, todo)))
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        now = {id(o): u for o, u in zip(original.body, updated.body)}
+        now = {id(o): u for o, u in zip(original.body, updated.body, strict=False)}
         self.changes = [(now.get(id(s), s), c) for s, c in self.changes]
         return updated
 
@@ -284,7 +286,11 @@ def _bindings(module: cst.Module) -> dict[str, str]:
                     continue
                 for alias in small.names:
                     name = get_full_name_for_node(alias.name) or ""
-                    local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+                    local = (
+                        alias.asname.name.value
+                        if alias.asname and isinstance(alias.asname.name, cst.Name)
+                        else name
+                    )
                     found[local] = f"{source}.{name}"
             elif isinstance(small, cst.Import):
                 for alias in small.names:

@@ -58,7 +58,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
 
         ddp = Trainer(strategy="ddp", accelerator="cpu", devices=2)
         gpu = Trainer(accelerator="cuda", devices=2, strategy=DDPPlugin(parallel_devices=[], num_nodes=1), plugins=[SLURMEnvironment()])
-    """
+    """  # noqa: E501 -- the docstring's Before:: example is the rule's documentation, kept on one line
 
     RULE = Rule.CM006
 

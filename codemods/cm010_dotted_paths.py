@@ -75,7 +75,10 @@ class RewriteDottedPathsCommand(RuleCommand):
             if entry is None:
                 hint = f"the string names `{path}` of the old API: write its new dotted path (docs/migration.md)"
             else:
-                hint = f"the string names `{path}`, which has no automatic replacement: {entry.hint or 'see docs/migration.md'}"
+                hint = (
+                    f"the string names `{path}`, which has no automatic replacement: "
+                    f"{entry.hint or 'see docs/migration.md'}"
+                )
             ctx.edits.todo(string, self.RULE, hint, entry)
         for info in ctx.analysis.classes:
             if _is_config(info):

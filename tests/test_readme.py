@@ -102,7 +102,8 @@ def test_readme_commands_script(tmp_path):
 def test_ci_accepts_exit_1_of_a_diff_command_only_with_a_diff(tmp_path, diff_command, expected):
     shutil.copytree(ROOT / ".ci", tmp_path / ".ci")
     (tmp_path / "README.md").write_text(f"# x\n\n## Set up\n\n```bash\n{diff_command}\n```\n\n```bash\ntrue\n```\n")
-    proc = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], env={**os.environ, "CI_STEPS": "1", "CI_VENV_ARGS": "--without-pip"},
+    proc = subprocess.run(["bash", str(tmp_path / ".ci" / "run")],
+                          env={**os.environ, "CI_STEPS": "1", "CI_VENV_ARGS": "--without-pip"},
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == expected, proc.stdout + proc.stderr
     if expected:

@@ -70,6 +70,8 @@ def test_interactive_slurm_is_not_a_task_launch(clean_env):
     assert isinstance(detect_environment(), LocalEnvironment)
 
 
-@pytest.mark.parametrize("nodes,first", [("node1", "node1"), ("n[03-05]", "n03"), ("a[1,4],b2", "a1"), ("x-1,y", "x-1")])
+@pytest.mark.parametrize(
+    "nodes,first", [("node1", "node1"), ("n[03-05]", "n03"), ("a[1,4],b2", "a1"), ("x-1,y", "x-1")]
+)
 def test_first_host(nodes, first):
     assert _first_host(nodes) == first

@@ -29,7 +29,9 @@ def _on_rank(events: list[str], local_rank: int) -> list[str]:
     return events if local_rank == 0 else [e for e in events if not e.endswith(".prepare_data")]
 
 
-@pytest.mark.parametrize(("owner", "cls"), [("module", TrainModule), ("callback", Callback), ("datamodule", DataModule)])
+@pytest.mark.parametrize(
+    ("owner", "cls"), [("module", TrainModule), ("callback", Callback), ("datamodule", DataModule)]
+)
 def test_every_lightning_hook_exists_on_ours(owner, cls):
     missing = [name for name in EXPECTED["hooks"][owner] if not callable(getattr(cls, name, None))]
     assert not missing, f"Lightning 2.6's {owner} hooks missing on `{cls.__name__}`: {missing}"

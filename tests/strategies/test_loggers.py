@@ -53,7 +53,9 @@ def test_hparams_yaml_is_readable_as_yaml(tmp_path):
 
 def test_tensorboard_missing_names_the_install(tmp_path, monkeypatch):
     find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tensorboard" else find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "tensorboard" else find_spec(name, *a)
+    )
     with pytest.raises(ModuleNotFoundError, match="pip install tensorboard"):
         TensorBoardLogger(tmp_path)
 

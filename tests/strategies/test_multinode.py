@@ -24,7 +24,7 @@ def _run_nodes(commands: list[list[str]], envs: list[dict[str, str]], timeout: f
     """Start every node in its own session; on timeout kill them all. Return each node's stderr."""
     procs = [subprocess.Popen(cmd, env={**script_env(), **env}, cwd=ROOT, start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for cmd, env in zip(commands, envs)]
+             for cmd, env in zip(commands, envs, strict=False)]
     errors = []
     try:
         for proc in procs:

@@ -14,7 +14,9 @@ from strategies import (
     Trainer,
 )
 
-QUIET = dict(accelerator="cpu", enable_progress_bar=False, num_sanity_val_steps=0, logger=False, enable_checkpointing=False)
+QUIET = dict(
+    accelerator="cpu", enable_progress_bar=False, num_sanity_val_steps=0, logger=False, enable_checkpointing=False
+)
 
 
 class _TwoOptimizers(ProbeModule):
