@@ -88,8 +88,8 @@ def class_bases(source: str | bytes, module: str) -> dict[str, tuple[str, ...]]:
         names[node.name] = prefix + node.name
     for node in classes:
         bases = []
-        for base in node.bases:
-            text = _dotted(base.value if isinstance(base, ast.Subscript) else base)
+        for base_expr in node.bases:
+            text = _dotted(base_expr.value if isinstance(base_expr, ast.Subscript) else base_expr)
             if text is None:
                 continue
             head, _, rest = text.partition(".")

@@ -81,7 +81,9 @@ def named(call: cst.Call, names: dict[int, str]) -> cst.Call:
     if not names:
         return call
     args = [
-        a.with_changes(keyword=cst.Name(names[i]), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+        a.with_changes(
+            keyword=cst.Name(names[i]), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+        )
         if i in names
         else a
         for i, a in enumerate(call.args)
@@ -147,9 +149,10 @@ def apply_ops(node: cst.CSTNode, ops: dict[int, ArgOp], quote: str | None, names
             made = [
                 _kwarg(
                     arg,
-                    t.keyword.value,
+                    # an "expand" template holds keyword arguments only (AttributeError otherwise, as before)
+                    t.keyword.value,  # type: ignore[union-attr]
                     arg.value if isinstance(t.value, cst.Ellipsis) else _requote(t.value, quote),
-                )  # type: ignore[union-attr]
+                )
                 for t in op.template
             ]
             new = _spread(arg, made)

@@ -150,9 +150,9 @@ class Context:
                         bound = self.bindings(arg.value, info.scope)
                         if len(bound) == 1 and bound[0].kind == "class":
                             base = self._class_nodes.get(id(bound[0].node))
-                            origin = found.get(id(base)) if base is not None else None
-                            if origin is not None:
-                                found[id(info)] = origin
+                            known = found.get(id(base)) if base is not None else None
+                            if known is not None:
+                                found[id(info)] = known
                                 changed = True
                                 break
                             continue

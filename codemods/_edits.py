@@ -23,7 +23,7 @@ from ._splice import code_for, track
 if TYPE_CHECKING:
     from ._rule import Rule
 
-__all__ = ["Change", "Edits"]
+__all__ = ["Change", "Edits", "set_value"]
 
 # Nodes whose code does not depend on their parent (see ``Edits._standalone``).
 _STANDALONE = (
@@ -70,7 +70,7 @@ class Edits:
         self._fns: dict[int, list[Fn]] = {}
         self._todos: dict[int, list[tuple[str, bool]]] = {}
         self._records: list[_Record] = []
-        self._results: dict[int, object] = {}
+        self._results: dict[int, cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]] = {}
         self._originals: dict[int, cst.CSTNode] = {}
         self._units: set[int] = set()
         self._structural = False
@@ -262,7 +262,7 @@ class Edits:
     ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
         key = id(node)
         changes: dict[str, object] = {}
-        for f in dataclasses.fields(node):  # type: ignore[arg-type]
+        for f in dataclasses.fields(node):
             value = getattr(node, f.name)
             if isinstance(value, cst.CSTNode):
                 if id(value) in touched:
@@ -326,3 +326,12 @@ def _todo_fn(texts: list[tuple[str, bool]]) -> Fn:
         return node.with_changes(leading_lines=[*leading, *new]) if new else node
 
     return add
+
+
+def set_value(value: str) -> Fn:
+    """``node -> node.with_changes(value=value)``: a renamed ``Name``, a rewritten string literal."""
+
+    def fn(node: cst.CSTNode) -> cst.CSTNode:
+        return node.with_changes(value=value)
+
+    return fn

@@ -217,7 +217,9 @@ OLD_ONLY_MEMBERS = frozenset({
 })  # fmt: skip
 
 #: Names of configuration objects: ``cfg.trainer`` is likely a config section, not a Trainer.
-CONFIG_NAMES = frozenset({"cfg", "conf", "config", "configs", "args", "hparams", "opt", "opts", "options", "params", "settings"})
+CONFIG_NAMES = frozenset(
+    {"cfg", "conf", "config", "configs", "args", "hparams", "opt", "opts", "options", "params", "settings"}
+)
 
 
 #: Class-level helpers of old classes that neither target has (``Trainer.from_argparse_args``).
@@ -245,7 +247,9 @@ def _hooks(text: str) -> frozenset[str]:
 
 # Hooks of the 1.5.10 bases (ModelHooks, DataHooks, CheckpointHooks, LightningModule, Callback),
 # and the hooks each target's Trainer calls (strategies: TrainModule/Callback; Lightning 2.6).
-_STEP_ENDS = "training_epoch_end validation_epoch_end test_epoch_end training_step_end validation_step_end test_step_end"
+_STEP_ENDS = (
+    "training_epoch_end validation_epoch_end test_epoch_end training_step_end validation_step_end test_step_end"
+)
 _EVERY_RUN = (
     "on_fit_end on_fit_start on_test_batch_end on_test_batch_start on_test_end on_test_epoch_end "
     "on_test_epoch_start on_test_start on_train_batch_end on_train_batch_start on_train_end "
@@ -326,9 +330,17 @@ def uncalled_hook(old_base: str, new_base: str, name: str) -> str | None:
         return None
     short = new_base.rpartition(".")[2]
     moved = _HOOK_MOVES.get(name)
-    where = f"move its code to `{moved}`" if moved and moved in new | {"training_step", "validation_step", "test_step", "configure_model"} else "move its code to a hook that still runs, or drop it"
+    steps = {"training_step", "validation_step", "test_step", "configure_model"}
+    where = (
+        f"move its code to `{moved}`"
+        if moved and moved in new | steps
+        else "move its code to a hook that still runs, or drop it"
+    )
     if name in _EPOCH_OUTPUTS:
-        where += " (without `outputs`: the step appends what it returns to a list on `self`, the epoch-end hook reads and clears it)"
+        where += (
+            " (without `outputs`: the step appends what it returns to a list on `self`,"
+            " the epoch-end hook reads and clears it)"
+        )
     return f"`{name}` is never called on a `{short}`: {where}"
 
 

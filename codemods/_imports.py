@@ -20,7 +20,17 @@ from ._context import Context
 from ._scopes import Binding, Scope
 from ._table import NewName, split_qualname
 
-__all__ = ["FromImport", "ImportPlan", "ImportRequest", "ModuleMove", "bind_new", "import_plan", "moved_module", "name_free", "reaches_module_name"]
+__all__ = [
+    "FromImport",
+    "ImportPlan",
+    "ImportRequest",
+    "ModuleMove",
+    "bind_new",
+    "import_plan",
+    "moved_module",
+    "name_free",
+    "reaches_module_name",
+]
 
 
 @dataclass(eq=False)
@@ -103,7 +113,9 @@ def _exported(ctx: Context) -> set[str]:
         if isinstance(binding.value, (cst.List, cst.Tuple)):
             for element in binding.value.elements:
                 if isinstance(element.value, cst.SimpleString):
-                    names.add(element.value.evaluated_value)
+                    value = element.value.evaluated_value
+                    if isinstance(value, str):  # a bytes literal names nothing
+                        names.add(value)
     return names
 
 
@@ -158,8 +170,8 @@ def import_plan(ctx: Context) -> ImportPlan:
         plan.by_binding[id(binding)] = decision
         if binding.scope is ctx.analysis.root:
             plan.module_names.setdefault(qualname, new.name if rename else binding.name)
-    for binding in ctx.analysis.root.bindings.values():
-        for b in binding:
+    for bound in ctx.analysis.root.bindings.values():
+        for b in bound:
             if b.kind == "import" and b.qualname and id(b) not in plan.by_binding:
                 plan.module_names.setdefault(b.qualname, b.name)
     return plan

@@ -53,7 +53,7 @@ def comments(node: cst.CSTNode) -> list[str]:
         if isinstance(item, cst.Comment):
             found.append(item.value)
         elif isinstance(item, cst.CSTNode):
-            stack.extend(reversed([getattr(item, f.name) for f in dataclasses.fields(item)]))  # type: ignore[arg-type]
+            stack.extend(reversed([getattr(item, f.name) for f in dataclasses.fields(item)]))
         elif isinstance(item, (tuple, list)):
             stack.extend(reversed(item))
     return found

@@ -25,6 +25,7 @@ import configparser
 import os
 import re
 from collections.abc import Collection, Iterable
+from typing import cast
 
 import libcst as cst
 
@@ -70,7 +71,9 @@ def declared_namespace(paths: Iterable[str]) -> str | None:
                 names = os.listdir(folder)
             except OSError:
                 names = []
-            files = [n for n in names if n in _DEPENDENCY_FILES or (n.startswith("requirements") and n.endswith(".txt"))]
+            files = [
+                n for n in names if n in _DEPENDENCY_FILES or (n.startswith("requirements") and n.endswith(".txt"))
+            ]
             if files:
                 found = set()
                 for name in sorted(files):
@@ -159,8 +162,8 @@ def _with_lines(module: cst.Module, changes: list[tuple[cst.CSTNode, Change]]) -
         lines[id(statement)] = line + len(statement.leading_lines)
         line += module.code_for_node(statement).count("\n")
     out = []
-    for statement, change in changes:
-        out.append(Change(change.rule, lines.get(id(statement), 1), change.message, change.todo))
+    for site, change in changes:
+        out.append(Change(change.rule, lines.get(id(site), 1), change.message, change.todo))
     return sorted(out, key=lambda c: c.line)
 
 
@@ -197,7 +200,7 @@ class _Pass(cst.CSTTransformer):
         self.changes.append((self._statement, Change(str(rule), 1, message, todo)))
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        now = {id(o): u for o, u in zip(original.body, updated.body)}
+        now = {id(o): u for o, u in zip(original.body, updated.body, strict=False)}
         self.changes = [(now.get(id(s), s), c) for s, c in self.changes]
         return updated
 
@@ -283,7 +286,11 @@ def _bindings(module: cst.Module) -> dict[str, str]:
                     continue
                 for alias in small.names:
                     name = get_full_name_for_node(alias.name) or ""
-                    local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+                    local = (
+                        alias.asname.name.value
+                        if alias.asname and isinstance(alias.asname.name, cst.Name)
+                        else name
+                    )
                     found[local] = f"{source}.{name}"
             elif isinstance(small, cst.Import):
                 for alias in small.names:
@@ -378,7 +385,8 @@ class _Environments(_Pass):
         for index, statement in enumerate(statements):
             if isinstance(statement, cst.FunctionDef) and statement.name.value == "creates_processes_externally":
                 rewriter = _LaunchedReturns()
-                new = statement.visit(rewriter)
+                # _LaunchedReturns.leave_FunctionDef returns the (updated) def: never removed or flattened.
+                new = cast(cst.FunctionDef, statement.visit(rewriter))
                 if rewriter.changed:
                     statements[index] = new
                     self.needs_os = True
@@ -459,14 +467,14 @@ def _with_os_import(module: cst.Module) -> cst.Module:
                     return module
     at = 0
     for index, statement in enumerate(body):
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-        if isinstance(small, (cst.Import, cst.ImportFrom)):
-            if isinstance(small, cst.ImportFrom) and get_full_name_for_node(small.module) == "__future__":
+        first = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if isinstance(first, (cst.Import, cst.ImportFrom)):
+            if isinstance(first, cst.ImportFrom) and get_full_name_for_node(first.module) == "__future__":
                 at = index + 1
                 continue
             at = index
             break
-        if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+        if index == 0 and isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString):
             at = 1  # after the module docstring
     body.insert(at, cst.parse_statement("import os\n"))
     return module.with_changes(body=body)

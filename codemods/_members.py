@@ -21,6 +21,7 @@ import libcst as cst
 from compat.renames import Rename
 
 from ._context import OTHER, Context
+from ._edits import set_value
 from ._facts import OLD_ONLY_MEMBERS
 from ._scopes import ClassInfo, FunctionInfo, Scope
 
@@ -161,7 +162,7 @@ def rename_attribute(ctx: Context, site: MemberSite, new: str, rule: Rule, entry
     """``receiver.old`` -> ``receiver.new``."""
     assert isinstance(site.node, cst.Attribute)
     ctx.edits.replace(
-        site.node.attr, lambda n, v=new: n.with_changes(value=v), rule, message(ctx, entry), site.node, entry
+        site.node.attr, set_value(new), rule, message(ctx, entry), site.node, entry
     )
     ctx.answered.add(id(site.node))
 
@@ -176,7 +177,7 @@ def rename_def(ctx: Context, site: MemberSite, new: str, rule: Rule, entry: Rena
         return False
     ctx.edits.replace(
         site.node.name,
-        lambda n, v=new: n.with_changes(value=v),
+        set_value(new),
         rule,
         message(ctx, entry, note=True),
         entry=entry,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
@@ -50,7 +51,8 @@ class _Walker:
     def __init__(self, analysis: Analysis, is_package: bool) -> None:
         self.a = analysis
         self.is_package = is_package
-        self.handlers: dict[type, Callable[[cst.CSTNode, Scope], None]] = {
+        # Dispatched on ``type(node)``: each handler gets exactly the node class it is keyed by.
+        self.handlers: dict[type, Callable[[Any, Scope], None]] = {
             cst.Name: self._name,
             cst.Attribute: self._attribute,
             cst.Call: self._call,

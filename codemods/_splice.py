@@ -80,7 +80,11 @@ def track(module: cst.Module, sites: set[int], units: set[int]) -> _TrackingStat
     return state
 
 
-def code_for(module: cst.Module, result: object, indent: list[str]) -> str:
+def code_for(
+    module: cst.Module,
+    result: cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode],
+    indent: list[str],
+) -> str:
     state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
     state.indent_tokens = list(indent)
     nodes = (
@@ -91,5 +95,5 @@ def code_for(module: cst.Module, result: object, indent: list[str]) -> str:
         else (result,)
     )
     for node in nodes:
-        node._codegen(state)  # type: ignore[attr-defined]
+        node._codegen(state)
     return "".join(state.tokens)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 
 import libcst as cst
 
@@ -73,8 +74,8 @@ class RewriteImportsCommand(RuleCommand):
             if not in_place(stmt, actions):
                 for i, action in actions.items():
                     if not isinstance(action, ModuleMove):
-                        ctx.edits.keep_comments(stmt, stmt.names[i])  # type: ignore[index]
-            ctx.edits.replace(stmt, lambda n, a=actions, i=inserts: rewrite(n, a, i), self.RULE, None)
+                        ctx.edits.keep_comments(stmt, stmt.names[i])
+            ctx.edits.replace(stmt, partial(rewrite, actions=actions, inserts=inserts), self.RULE, None)
             line = ctx.analysis.parent(stmt)
             if line is not None and id(line) not in lines:
                 lines.add(id(line))
@@ -83,7 +84,7 @@ class RewriteImportsCommand(RuleCommand):
                     if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
                     else 1
                 )
-                ctx.edits.replace(line, lambda n, c=count: fix_line(n, c), self.RULE, None)
+                ctx.edits.replace(line, partial(fix_line, count=count), self.RULE, None)
 
     def _report(self, ctx: Context, stmt: cst.Import | cst.ImportFrom, actions: dict[int, Action]) -> None:
         for i, action in actions.items():

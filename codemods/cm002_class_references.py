@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import libcst as cst
 
 from compat.renames import Rename
 
 from ._context import Context
+from ._edits import set_value
 from ._imports import ImportRequest, import_plan, name_free, reaches_module_name
 from ._rule import Rule, RuleCommand
 from ._scopes import Scope, dotted
@@ -55,7 +58,7 @@ class RenameClassReferencesCommand(RuleCommand):
             assert decision is not None
             new_name = decision.new.name
             ctx.edits.replace(
-                name, lambda n, v=new_name: n.with_changes(value=v), self.RULE,
+                name, set_value(new_name), self.RULE,
                 f"{decision.entry.old_name} -> {new_name}", entry=decision.entry,
             )  # fmt: skip
         for attribute, scope, _ in ctx.analysis.attributes:
@@ -104,7 +107,7 @@ class RenameClassReferencesCommand(RuleCommand):
         plan.consumed.add(id(root))
         ctx.edits.replace(
             attribute,
-            lambda _n, v=name: cst.Name(v),
+            partial(_named, name=name),
             self.RULE,
             f"{dotted(attribute)} -> {name}",
             entry=entry,
@@ -122,6 +125,11 @@ class RenameClassReferencesCommand(RuleCommand):
             quote = string.prefix + string.quote
             new_value = f"{quote}{decision.new.name}{string.quote}"
             ctx.edits.replace(
-                string, lambda n, v=new_value: n.with_changes(value=v), self.RULE,
+                string, set_value(new_value), self.RULE,
                 f"{decision.entry.old_name} -> {decision.new.name}", entry=decision.entry,
             )  # fmt: skip
+
+
+def _named(_node: cst.CSTNode, name: str) -> cst.CSTNode:
+    """``name`` in place of a dotted reference to the class."""
+    return cst.Name(name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import libcst as cst
 
 from compat.renames import Rename
@@ -16,6 +18,7 @@ from ._cm004_signature_edits import (
     replacement,
 )
 from ._context import Context
+from ._edits import set_value
 from ._facts import super_required
 from ._members import (
     MemberSite,
@@ -148,7 +151,7 @@ class ChangeMemberSignaturesCommand(RuleCommand):
         names = {p.name.value for p in removed}
         for param in removed:
             ctx.edits.keep_comments(node, param)
-        ctx.edits.replace(params, lambda n, d=names: drop_params(n, d), self.RULE, None)
+        ctx.edits.replace(params, partial(drop_params, names=names), self.RULE, None)
         assignments: list[str] = []
         for param in removed:
             expression = replacement(dropped[param.name.value], self_name)
@@ -157,9 +160,9 @@ class ChangeMemberSignaturesCommand(RuleCommand):
                 assignments.append(f"{param.name.value} = {expression}")
                 continue
             for name in uses.get(id(binding), ()):
-                ctx.edits.replace(name, lambda _n, e=expression: cst.parse_expression(e), self.RULE, None)
+                ctx.edits.replace(name, partial(_parsed, expression=expression), self.RULE, None)
         if assignments:
-            ctx.edits.replace(node.body, lambda n, a=assignments: prepend_assignments(n, a), self.RULE, None)
+            ctx.edits.replace(node.body, partial(prepend_assignments, assignments=assignments), self.RULE, None)
 
     @staticmethod
     def _param_uses(ctx: Context) -> dict[int, list[cst.Name]]:
@@ -183,7 +186,7 @@ class ChangeMemberSignaturesCommand(RuleCommand):
                 return
             ctx.edits.replace(
                 call,
-                lambda n, v=new: call_to_attribute(n, v),
+                partial(call_to_attribute, new=new),
                 self.RULE,
                 message(ctx, entry),
                 attribute,
@@ -199,10 +202,10 @@ class ChangeMemberSignaturesCommand(RuleCommand):
                 return
             for index in dropped_args(call, names):
                 ctx.edits.keep_comments(call, call.args[index])
-            ctx.edits.replace(call, lambda n, d=names: drop_args(n, d), self.RULE, None)
+            ctx.edits.replace(call, partial(drop_args, names=names), self.RULE, None)
         ctx.edits.replace(
             attribute.attr,
-            lambda n, v=new: n.with_changes(value=v),
+            set_value(new),
             self.RULE,
             message(ctx, entry),
             attribute,
@@ -235,3 +238,8 @@ def _is_name_or_self_attr(node: cst.BaseExpression, name: str) -> bool:
         and node.value.value == "self"
         and node.attr.value == name
     )
+
+
+def _parsed(_node: cst.CSTNode, expression: str) -> cst.CSTNode:
+    """A fresh parse of ``expression`` in place of a dropped parameter's use."""
+    return cst.parse_expression(expression)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import libcst as cst
 
@@ -57,7 +58,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
 
         ddp = Trainer(strategy="ddp", accelerator="cpu", devices=2)
         gpu = Trainer(accelerator="cuda", devices=2, strategy=DDPPlugin(parallel_devices=[], num_nodes=1), plugins=[SLURMEnvironment()])
-    """
+    """  # noqa: E501 -- the docstring's Before:: example is the rule's documentation, kept on one line
 
     RULE = Rule.CM006
 
@@ -95,10 +96,11 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         quote = quote_of(site.call) or ctx.analysis.quote
         for index, op in ops.items():
             if op.kind == "expand" and not op.template:
-                ctx.edits.keep_comments(site.call, site.call.args[index].comma)
+                comma = site.call.args[index].comma  # MaybeSentinel.DEFAULT: no comma, so no comments
+                ctx.edits.keep_comments(site.call, comma if isinstance(comma, cst.Comma) else None)
             if op.kind == "move" and op.element is not None and op.comment is None:
                 ctx.edits.keep_comments(site.call, site.call.args[index].value.elements[op.element].comma)  # type: ignore[attr-defined]
-        ctx.edits.replace(site.call, lambda n, o=ops, q=quote, k=names: apply_ops(n, o, q, k), self.RULE, None)
+        ctx.edits.replace(site.call, partial(apply_ops, ops=ops, quote=quote, names=names), self.RULE, None)
         if names:
             old = site.origin.rpartition(".")[2]
             order = ", ".join(f"{name}=" for _, name in sorted(names.items()))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from functools import partial
+from typing import cast
+
 import libcst as cst
 
 from compat.renames import Rename
@@ -112,7 +115,13 @@ class KeepTypeChecksCommand(RuleCommand):
         wrap = bool(excluded) and not isinstance(ctx.analysis.parent(call), (cst.If, cst.While, cst.Assert))
         ctx.edits.replace(
             call,
-            lambda node, i=tuple(included), e=tuple(excluded), w=wrap: _rewritten(node, i, e, w),  # type: ignore[arg-type]
+            # no None left: the TODO above returned on any
+            partial(
+                _rewritten,
+                included=tuple(cast("list[str]", included)),
+                excluded=tuple(cast("list[str]", excluded)),
+                wrap=wrap,
+            ),
             self.RULE,
             f"{old_name}: " + ", ".join(
                 [*(f"not {o}" for o, _ in extra), *(f"or {o}" for o, _ in missing)]

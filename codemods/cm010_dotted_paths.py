@@ -9,6 +9,7 @@ import libcst as cst
 from compat.renames import Rename
 
 from ._context import Context
+from ._edits import set_value
 from ._facts import new_signature, trainer
 from ._rule import Rule, RuleCommand
 from ._scopes import ClassInfo
@@ -66,7 +67,7 @@ class RewriteDottedPathsCommand(RuleCommand):
             if new:
                 text = f"{string.prefix}{string.quote}{new}{string.quote}"
                 ctx.edits.replace(
-                    string, lambda n, t=text: n.with_changes(value=t), self.RULE, f"{value} -> {new}", entry=entry
+                    string, set_value(text), self.RULE, f"{value} -> {new}", entry=entry
                 )
                 continue
             found = _PATH.search(value)
@@ -74,7 +75,10 @@ class RewriteDottedPathsCommand(RuleCommand):
             if entry is None:
                 hint = f"the string names `{path}` of the old API: write its new dotted path (docs/migration.md)"
             else:
-                hint = f"the string names `{path}`, which has no automatic replacement: {entry.hint or 'see docs/migration.md'}"
+                hint = (
+                    f"the string names `{path}`, which has no automatic replacement: "
+                    f"{entry.hint or 'see docs/migration.md'}"
+                )
             ctx.edits.todo(string, self.RULE, hint, entry)
         for info in ctx.analysis.classes:
             if _is_config(info):

@@ -34,13 +34,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
+from recording import CALLS, record  # noqa: E402
 from torch import nn  # noqa: E402
 from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
 
-from recording import CALLS, record  # noqa: E402
-
 from compat import LightningModule, Trainer  # noqa: E402
 from compat.plugins import ClusterEnvironment, DDPPlugin  # noqa: E402
+
 
 class RecordingEnvironment(ClusterEnvironment):
     """Processes on this machine; the old-style methods give the rendezvous."""

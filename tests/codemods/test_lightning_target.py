@@ -103,8 +103,8 @@ def test_cli_flag_wins_over_the_dependency_files(tmp_path):
                                                       "lightning.pytorch")):
         shutil.copy(script, tmp_path / "copy.py")
         proc = subprocess.run([sys.executable, "-m", "compat.migrate", "--target", "lightning", *flag, "-q",
-                               str(tmp_path / "copy.py")], check=False, capture_output=True, text=True, env=env, cwd=REPO,
-                              timeout=120)
+                               str(tmp_path / "copy.py")], check=False, capture_output=True, text=True, env=env,
+                              cwd=REPO, timeout=120)
         assert proc.returncode == 0, proc.stderr
         modules = _lightning_imports((tmp_path / "copy.py").read_text())
         assert {m.split(".")[0] for m in modules} == {expected.split(".")[0]}, modules
@@ -235,11 +235,13 @@ def test_migrated_legacy_example_trains_on_lightning(tmp_path):
     script.write_text(script.read_text().replace(plain, plain[:-1] + ", shuffle=True)"))
     before = tmp_path / "before"
     proc = subprocess.run([sys.executable, str(tree / "train.py"), "--out", str(before), "--no-manual"],
-                          env=_env(PYTHONPATH=str(REPO)), check=False, capture_output=True, text=True, timeout=240, cwd=tree)
+                          env=_env(PYTHONPATH=str(REPO)), check=False, capture_output=True, text=True, timeout=240,
+                          cwd=tree)
     assert proc.returncode == 0, proc.stderr[-4000:]
 
     migrate = subprocess.run([sys.executable, "-m", "compat.migrate", "--target", "lightning", "-q", str(tree)],
-                             env=_env(PYTHONPATH=str(REPO)), check=False, capture_output=True, text=True, timeout=120, cwd=REPO)
+                             env=_env(PYTHONPATH=str(REPO)), check=False, capture_output=True, text=True, timeout=120,
+                             cwd=REPO)
     assert migrate.returncode == 0, migrate.stdout + migrate.stderr
     migrated = (tree / "train.py").read_text()
     assert "compat" not in {m.split(".")[0] for m in _imported_modules(migrated)}
@@ -249,7 +251,8 @@ def test_migrated_legacy_example_trains_on_lightning(tmp_path):
     # the migrated program needs nothing of this repository.
     after = tmp_path / "after"
     run = subprocess.run([sys.executable, str(tree / "train.py"), "--out", str(after), "--no-manual"],
-                         env=_env(PL_DISABLE_FORK="1"), check=False, capture_output=True, text=True, timeout=300, cwd=tree)
+                         env=_env(PL_DISABLE_FORK="1"), check=False, capture_output=True, text=True, timeout=300,
+                         cwd=tree)
     assert run.returncode == 0, run.stderr[-4000:]
     assert "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2" in run.stderr + run.stdout
     assert (after / "calls_rank0.json").exists() and (after / "calls_rank1.json").exists()

@@ -21,7 +21,7 @@ from compat import migrate
 from compat._migrate import _safety, _worker
 
 
-class FakeRule(str, enum.Enum):
+class FakeRule(enum.StrEnum):  # as codemods.Rule
     CM001 = "CM001"
     CM002 = "CM002"
 

@@ -85,7 +85,7 @@ def observed_order(record: list, stage: str) -> list[str]:
     """The record of one stage, reduced to the names the contract table lists."""
     known = {n for names, _ in contract_rows() for n in names}
     out = []
-    for rank, rec_stage, name in record:
+    for _rank, rec_stage, name in record:
         if rec_stage != stage:
             continue
         if name.startswith("process_group."):

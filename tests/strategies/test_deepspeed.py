@@ -15,8 +15,8 @@ import sys
 
 import pytest
 import torch
-
 from _helpers import SCRIPTS, run_script
+
 from strategies import DeepSpeedStrategy, Trainer
 from strategies.deepspeed import build_config
 

@@ -12,9 +12,9 @@ import sys
 
 import pytest
 import torch
+from _helpers import SCRIPTS, expected_order, observed_order, run_script
 from torch import nn
 
-from _helpers import SCRIPTS, expected_order, observed_order, run_script
 from strategies import Callback, FSDPStrategy, Trainer, TrainModule
 
 TIMEOUT = datetime.timedelta(seconds=30)
@@ -248,10 +248,10 @@ def test_clip_grad_norm_matches_torch_on_plain_gradients():
     for p in params:
         p.grad = torch.randn_like(p) * 10
     reference = [nn.Parameter(p.detach().clone()) for p in params]
-    for r, p in zip(reference, params):
+    for r, p in zip(reference, params, strict=False):
         r.grad = p.grad.clone()
     torch.testing.assert_close(_fsdp.clip_grad_norm(params, 1.0), torch.nn.utils.clip_grad_norm_(reference, 1.0))
-    for p, r in zip(params, reference):
+    for p, r in zip(params, reference, strict=False):
         torch.testing.assert_close(p.grad, r.grad)
 
 

@@ -141,7 +141,7 @@ def test_lightning_leaves_the_same_files_and_numbers(ours, tmp_path):
     ours_cols, ours_rows = _rows(ours)
     theirs_cols, theirs_rows = _rows(theirs)
     assert ours_cols == theirs_cols and len(ours_rows) == len(theirs_rows)
-    for mine, lightning in zip(ours_rows, theirs_rows):
+    for mine, lightning in zip(ours_rows, theirs_rows, strict=False):
         assert {k for k, v in mine.items() if v} == {k for k, v in lightning.items() if v}
         assert {k: float(v) for k, v in mine.items() if v} == pytest.approx(
             {k: float(v) for k, v in lightning.items() if v}, rel=1e-5

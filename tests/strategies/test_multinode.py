@@ -32,7 +32,7 @@ def _run_nodes(commands: list[list[str]], envs: list[dict[str, str]], timeout: f
             stderr=subprocess.PIPE,
             text=True,
         )
-        for cmd, env in zip(commands, envs)
+        for cmd, env in zip(commands, envs, strict=False)
     ]
     errors = []
     try:

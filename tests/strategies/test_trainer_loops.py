@@ -43,7 +43,7 @@ def test_accumulating_two_batches_of_4_equals_one_batch_of_8():
     trainer, calls = _fit(accumulated, accumulate_grad_batches=2, max_epochs=1, num_sanity_val_steps=0)
     _fit(plain, ProbeData(batch_size=8), max_epochs=1, num_sanity_val_steps=0)
     assert trainer.global_step == 2 and calls["on_before_zero_grad"] == 2 and calls["on_train_batch_end"] == 4
-    for a, b in zip(accumulated.parameters(), plain.parameters()):
+    for a, b in zip(accumulated.parameters(), plain.parameters(), strict=False):
         assert torch.allclose(a, b, atol=1e-6)
 
 

@@ -27,8 +27,14 @@ from torch.utils.data import DataLoader, TensorDataset
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
 
-from strategies import Callback, DDPStrategy, FSDPStrategy, Trainer, TrainModule  # noqa: E402
-from strategies import _fsdp  # noqa: E402
+from strategies import (  # noqa: E402
+    Callback,
+    DDPStrategy,
+    FSDPStrategy,
+    Trainer,
+    TrainModule,
+    _fsdp,
+)
 
 TIMEOUT = __import__("datetime").timedelta(seconds=60)
 
