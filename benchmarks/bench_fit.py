@@ -65,8 +65,16 @@ def run_ours(steps: int) -> None:
     clock = Clock()
     x, y = _data(steps)
     # No logger or checkpoint files: the plain script writes none either.
-    trainer = Trainer(strategy="ddp", accelerator="cpu", devices=2, max_steps=steps, enable_progress_bar=False,
-                      logger=False, enable_checkpointing=False, callbacks=[clock])
+    trainer = Trainer(
+        strategy="ddp",
+        accelerator="cpu",
+        devices=2,
+        max_steps=steps,
+        enable_progress_bar=False,
+        logger=False,
+        enable_checkpointing=False,
+        callbacks=[clock],
+    )
     trainer.fit(Model(), DataLoader(TensorDataset(x, y), batch_size=32))
     if trainer.is_global_zero:
         print(f"STEP_MS {(clock.t1 - clock.t0) / (steps - WARMUP) * 1e3:.4f}")
@@ -83,8 +91,10 @@ def run_plain(steps: int) -> None:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE="2")
-        child = subprocess.Popen([sys.executable, HERE, "--worker", "plain", "--steps", str(steps)],
-                                 env={**env, "RANK": "1", "LOCAL_RANK": "1"})
+        child = subprocess.Popen(
+            [sys.executable, HERE, "--worker", "plain", "--steps", str(steps)],
+            env={**env, "RANK": "1", "LOCAL_RANK": "1"},
+        )
         os.environ.update(env, RANK="0", LOCAL_RANK="0")
     else:
         child = None
@@ -118,8 +128,13 @@ def run_plain(steps: int) -> None:
 def _measure(kind: str, steps: int) -> tuple[float, float]:
     env = dict(os.environ, PYTHONPATH=ROOT)
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, HERE, "--worker", kind, "--steps", str(steps)], env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, HERE, "--worker", kind, "--steps", str(steps)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     wall = time.perf_counter() - start
     step_ms = float(next(line for line in out.splitlines() if line.startswith("STEP_MS")).split()[1])
     return wall, step_ms
@@ -146,8 +161,10 @@ def import_ratio(rounds: int) -> None:
     for module in times:
         raw = ", ".join(f"{t:.2f}" for t in times[module])
         print(f"import {module:10s}: min {low[module]:.3f} s, median {med[module]:.3f} s (raw {raw})")
-    print(f"ratio import strategies/torch: min {low['strategies'] / low['torch']:.3f}x (target <= 1.15), "
-          f"median {med['strategies'] / med['torch']:.3f}x")
+    print(
+        f"ratio import strategies/torch: min {low['strategies'] / low['torch']:.3f}x (target <= 1.15), "
+        f"median {med['strategies'] / med['torch']:.3f}x"
+    )
 
 
 def main() -> None:
@@ -176,8 +193,10 @@ def fit_ratio(rounds: int, steps: int) -> None:
     for kind, (wall, step) in med.items():
         raw = ", ".join(f"{w:.2f}" for w, _ in results[kind])
         print(f"{kind:5s}: wall {wall:6.2f} s (raw {raw}), steady step {step:.3f} ms")
-    print(f"ratio ours/plain: wall {med['ours'][0] / med['plain'][0]:.3f}x (target <= 1.10), "
-          f"per-step {med['ours'][1] / med['plain'][1]:.3f}x (target <= 1.05)")
+    print(
+        f"ratio ours/plain: wall {med['ours'][0] / med['plain'][0]:.3f}x (target <= 1.10), "
+        f"per-step {med['ours'][1] / med['plain'][1]:.3f}x (target <= 1.05)"
+    )
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ class Inventory{n}:
         return ranked[:limit]
 
 ''',
-    '''\
+    """\
 def parse_record_{n}(line: str) -> dict[str, str]:
     # fields are separated by ';' and keys by '='
     record = {{}}
@@ -120,8 +120,8 @@ def parse_record_{n}(line: str) -> dict[str, str]:
         record[key.strip()] = value.strip()
     return record
 
-''',
-    '''\
+""",
+    """\
 def window_means_{n}(xs, width={k}):
     out = []
     for start in range(0, max(0, len(xs) - width + 1)):
@@ -129,7 +129,7 @@ def window_means_{n}(xs, width={k}):
         out.append(sum(chunk) / len(chunk))
     return out
 
-''',
+""",
     '''\
 MAPPING_{n} = {{
     "alpha": {k},
@@ -143,7 +143,7 @@ def lookup_{n}(key, default=None):
     return MAPPING_{n}.get(key.lower(), default)
 
 ''',
-    '''\
+    """\
 async def fetch_all_{n}(client, urls, retries={k}):
     results = {{}}
     for url in urls:
@@ -156,8 +156,8 @@ async def fetch_all_{n}(client, urls, retries={k}):
                     results[url] = err
     return results
 
-''',
-    '''\
+""",
+    """\
 def format_table_{n}(rows):
     widths = [max(len(str(c)) for c in col) for col in zip(*rows)] if rows else []
     lines = []
@@ -166,7 +166,7 @@ def format_table_{n}(rows):
         lines.append(" | ".join(cells))
     return "\\n".join(lines)
 
-''',
+""",
 ]
 
 
@@ -220,7 +220,14 @@ def measure(name: str, tree: Path, files: int, reps: int) -> dict[str, tuple[flo
     commands = {"floor (read + prescan + parse flagged)": [python, "-c", FLOOR, str(tree)]}
     for jobs in (1, 2):
         commands[f"compat.migrate --check --jobs {jobs}"] = [
-            python, "-m", "compat.migrate", "--check", "-q", "--jobs", str(jobs), str(tree)
+            python,
+            "-m",
+            "compat.migrate",
+            "--check",
+            "-q",
+            "--jobs",
+            str(jobs),
+            str(tree),
         ]
     runs: dict[str, list[tuple[float, float, str]]] = {label: [] for label in commands}
     for _ in range(reps):
@@ -266,8 +273,10 @@ def _measure_corpus(tree: Path, reps: int) -> None:
     texts = [f.read_text(encoding="utf-8") for f in files]
     old = [t for t in texts if corpus.uses_old_api(t)]
     sizes = sorted(t.count("\n") for t in old)
-    print(f"\ncorpus tree: {len(files):,} files, {sum(t.count(chr(10)) for t in texts):,} lines; {len(old)} use the "
-          f"old API ({sum(sizes):,} lines, median {sizes[len(sizes) // 2]}, largest {sizes[-1]})")
+    print(
+        f"\ncorpus tree: {len(files):,} files, {sum(t.count(chr(10)) for t in texts):,} lines; {len(old)} use the "
+        f"old API ({sum(sizes):,} lines, median {sizes[len(sizes) // 2]}, largest {sizes[-1]})"
+    )
     measure("corpus tree (" + ", ".join(r for r, _ in corpus.CORPUS) + ")", tree, len(files), reps)
 
 
@@ -283,10 +292,17 @@ def main() -> None:
     parser.add_argument("--old-share", type=float, default=0.05, help="share of files using old names")
     parser.add_argument("--reps", type=int, default=3, help="repetitions (the median is printed)")
     parser.add_argument("--real", type=Path, help="a real tree to copy and measure too")
-    parser.add_argument("--corpus", action="store_true",
-                        help="measure the real old-API libraries of benchmarks/corpus.py too (network, cached)")
-    parser.add_argument("--bump-pydantic", default=shutil.which("bump-pydantic"), metavar="CMD",
-                        help="bump-pydantic command to compare with (default: on PATH)")
+    parser.add_argument(
+        "--corpus",
+        action="store_true",
+        help="measure the real old-API libraries of benchmarks/corpus.py too (network, cached)",
+    )
+    parser.add_argument(
+        "--bump-pydantic",
+        default=shutil.which("bump-pydantic"),
+        metavar="CMD",
+        help="bump-pydantic command to compare with (default: on PATH)",
+    )
     parser.add_argument("--bp-files", type=int, default=40, help="files in the bump-pydantic tree")
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

@@ -91,8 +91,13 @@ class Measure(Callback):
         self.times.append(time.perf_counter() - self._t)
         if not self.state_bytes:
             params = list(module.parameters())
-            opt_state = [v for opt in trainer.strategy.optimizers for s in opt.state.values() for v in s.values()
-                         if isinstance(v, torch.Tensor) and v.numel() > 1]
+            opt_state = [
+                v
+                for opt in trainer.strategy.optimizers
+                for s in opt.state.values()
+                for v in s.values()
+                if isinstance(v, torch.Tensor) and v.numel() > 1
+            ]
             self.state_bytes = {
                 "params": sum(_local(p).nbytes for p in params),
                 "grads": sum(_local(p.grad).nbytes for p in params if p.grad is not None),
@@ -113,8 +118,14 @@ def worker(kind: str, args: argparse.Namespace) -> None:
     strategy = DDPStrategy() if kind == "ddp" else FSDPStrategy(auto_wrap_policy={nn.Linear})
     measure = Measure()
     model = Model(args.layers, args.width)
-    trainer = Trainer(strategy=strategy, accelerator="cpu", devices=2, max_steps=args.steps, callbacks=[measure],
-                      enable_progress_bar=False)
+    trainer = Trainer(
+        strategy=strategy,
+        accelerator="cpu",
+        devices=2,
+        max_steps=args.steps,
+        callbacks=[measure],
+        enable_progress_bar=False,
+    )
     trainer.fit(model, data)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     result = {
@@ -150,16 +161,23 @@ def main() -> None:
             subprocess.run(cmd, check=True, timeout=600, env=env)
         res = {(k, r): json.load(open(os.path.join(out, f"{k}_rank{r}.json"))) for k in ("ddp", "fsdp") for r in (0, 1)}
     n_params = res[("ddp", 0)]["params"]
-    print(f"\nmodel: {args.layers} x Linear({args.width}, {args.width}) + head = {n_params / 1e6:.1f} M parameters, "
-          f"AdamW, batch {args.batch}/rank, 2 ranks (gloo, CPU), torch {torch.__version__}, "
-          f"MALLOC_MMAP_THRESHOLD_={'(glibc default)' if args.glibc_default else '131072'}")
+    print(
+        f"\nmodel: {args.layers} x Linear({args.width}, {args.width}) + head = {n_params / 1e6:.1f} M parameters, "
+        f"AdamW, batch {args.batch}/rank, 2 ranks (gloo, CPU), torch {torch.__version__}, "
+        f"MALLOC_MMAP_THRESHOLD_={'(glibc default)' if args.glibc_default else '131072'}"
+    )
     print(f"{'':14}{'state MiB':>11}{'(p/g/opt)':>22}{'peak RSS growth MiB':>22}{'step ms':>10}")
     for (kind, rank), r in res.items():
         parts = "/".join(f"{v:.0f}" for v in r["parts_mib"].values())
-        print(f"{kind} rank {rank:<6}{r['state_mib']:>11.1f}{parts:>22}{r['peak_rss_growth_mib']:>22.1f}"
-              f"{r['step_ms']:>10.1f}")
-    for metric, label in [("state_mib", "params+grads+optimizer per rank"),
-                          ("peak_rss_growth_mib", "peak RSS growth per rank"), ("step_ms", "step time")]:
+        print(
+            f"{kind} rank {rank:<6}{r['state_mib']:>11.1f}{parts:>22}{r['peak_rss_growth_mib']:>22.1f}"
+            f"{r['step_ms']:>10.1f}"
+        )
+    for metric, label in [
+        ("state_mib", "params+grads+optimizer per rank"),
+        ("peak_rss_growth_mib", "peak RSS growth per rank"),
+        ("step_ms", "step time"),
+    ]:
         ratio = max(res[("fsdp", r)][metric] for r in (0, 1)) / max(res[("ddp", r)][metric] for r in (0, 1))
         print(f"FSDP / DDP {label}: {ratio:.2f}x")
 

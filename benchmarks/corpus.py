@@ -64,11 +64,14 @@ def _old_only() -> tuple[frozenset[str], frozenset[str]]:
         new_members |= new.members(path)
     trainer = new.signature(new.trainer)
     assert trainer is not None
-    members = {e.member for e in RENAMES
-               if e.member and e.kind in (Kind.METHOD, Kind.PROPERTY, Kind.ATTRIBUTE, Kind.HOOK)}
+    members = {
+        e.member for e in RENAMES if e.member and e.kind in (Kind.METHOD, Kind.PROPERTY, Kind.ATTRIBUTE, Kind.HOOK)
+    }
     arguments = {e.member for e in RENAMES if e.member and e.kind is Kind.ARGUMENT}
-    return (frozenset((old - new_names) | (members - new_members)),
-            frozenset(a for a in arguments if not trainer.accepts(a)))
+    return (
+        frozenset((old - new_names) | (members - new_members)),
+        frozenset(a for a in arguments if not trainer.accepts(a)),
+    )
 
 
 def uses_old_api(text: str) -> bool:

@@ -151,7 +151,12 @@ def migrate_source(
     rules = select_rules(select, ignore)
     tree = cst.parse_module(source)
     _, code, changes, _ = run_rules(
-        tree, rules, module=module, target=target, user_classes=user_classes, source=source,
+        tree,
+        rules,
+        module=module,
+        target=target,
+        user_classes=user_classes,
+        source=source,
         lightning_namespace=lightning_namespace,
     )
     assert code is not None

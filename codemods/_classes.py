@@ -73,11 +73,7 @@ def class_bases(source: str | bytes, module: str) -> dict[str, tuple[str, ...]]:
                     alias.name if alias.asname else alias.name.partition(".")[0]
                 )
         elif isinstance(node, ast.ImportFrom):
-            base = (
-                resolve_relative(name, node.level, node.module, is_package)
-                if node.level
-                else node.module or ""
-            )
+            base = resolve_relative(name, node.level, node.module, is_package) if node.level else node.module or ""
             for alias in node.names:
                 if alias.name != "*":
                     target = f"{base}.{alias.name}" if base else alias.name

@@ -20,11 +20,7 @@ _PRAGMA = re.compile(r"#\s*(noqa|type:|pragma|pylint:|isort:|fmt:|nosec|mypy:|py
 
 def alias_text(alias: Alias) -> str:
     text = cst.Module([]).code_for_node(alias.name)
-    return (
-        f"{text} as {alias.asname.name.value}"
-        if alias.asname and isinstance(alias.asname.name, cst.Name)
-        else text
-    )
+    return f"{text} as {alias.asname.name.value}" if alias.asname and isinstance(alias.asname.name, cst.Name) else text
 
 
 def _module_expr(dotted_name: str) -> cst.Attribute | cst.Name:
@@ -89,9 +85,7 @@ def rewrite(
         new_names = [_new_alias(alias, actions[i]) for i, alias in enumerate(names)]  # type: ignore[arg-type]
         keys = [_key(alias) for alias in new_names]
         drop = {i for i, key in enumerate(keys) if key in keys[:i]}
-        statements.append(
-            stmt.with_changes(module=_module_expr(module), relative=(), names=without(new_names, drop))
-        )
+        statements.append(stmt.with_changes(module=_module_expr(module), relative=(), names=without(new_names, drop)))
     else:
         # Names that stay come first (a TODO on the statement is about them), then one new
         # statement per new module.
@@ -121,9 +115,7 @@ def _pragma(trailing: cst.TrailingWhitespace) -> cst.TrailingWhitespace:
     return cst.TrailingWhitespace()
 
 
-def fix_line(
-    line: cst.CSTNode, count: int
-) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
+def fix_line(line: cst.CSTNode, count: int) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
     """The line holding a rewritten import: split into one line per statement, or removed."""
     if isinstance(line, cst.SimpleStatementSuite):
         body = list(line.body) or [cst.Pass()]
@@ -141,9 +133,7 @@ def fix_line(
                 cst.SimpleStatementLine(
                     [small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)],
                     leading_lines=line.leading_lines if i == 0 else (),
-                    trailing_whitespace=line.trailing_whitespace
-                    if i == 0
-                    else _pragma(line.trailing_whitespace),
+                    trailing_whitespace=line.trailing_whitespace if i == 0 else _pragma(line.trailing_whitespace),
                 )
                 for i, small in enumerate(body)
             ]

@@ -109,12 +109,7 @@ def quote_of(call: cst.Call) -> str | None:
 
 
 def _requote(value: cst.BaseExpression, quote: str | None) -> cst.BaseExpression:
-    if (
-        quote
-        and isinstance(value, cst.SimpleString)
-        and value.quote != quote
-        and quote not in value.value[1:-1]
-    ):
+    if quote and isinstance(value, cst.SimpleString) and value.quote != quote and quote not in value.value[1:-1]:
         return value.with_changes(value=f"{quote}{value.value[1:-1]}{quote}")
     return value
 

@@ -170,8 +170,7 @@ class Context:
         ):
             return True
         return any(
-            b.qualname
-            and (b.qualname.partition(".")[0] in self.table.roots or b.qualname in self.user_classes)
+            b.qualname and (b.qualname.partition(".")[0] in self.table.roots or b.qualname in self.user_classes)
             for b in self.analysis.import_bindings
         )
 
@@ -208,9 +207,7 @@ class Context:
             return OTHER, "exact"
         return None, "exact"
 
-    def _name_receiver(
-        self, expr: cst.Name, scope: Scope, depth: int, new: bool
-    ) -> tuple[str | _Other | None, str]:
+    def _name_receiver(self, expr: cst.Name, scope: Scope, depth: int, new: bool) -> tuple[str | _Other | None, str]:
         bound = self.bindings(expr, scope)
         heuristic = self.table.snakes.get(expr.value), "named"
         if len(bound) != 1:

@@ -166,9 +166,7 @@ class Edits:
 
     @staticmethod
     def _index(leading: Sequence[cst.EmptyLine], text: str) -> int:
-        return max(
-            i for i, line in enumerate(leading) if line.comment is not None and line.comment.value == text
-        )
+        return max(i for i, line in enumerate(leading) if line.comment is not None and line.comment.value == text)
 
     def finish(self, source: str | None = None) -> tuple[cst.Module, str | None, list[Change]]:
         """Apply everything.
@@ -299,9 +297,7 @@ class Edits:
         for child in values:
             new = self._rebuild(child, touched) if id(child) in touched else child
             if isinstance(new, cst.RemovalSentinel):
-                orphans.extend(
-                    line for line in getattr(child, "leading_lines", ()) if line.comment is not None
-                )
+                orphans.extend(line for line in getattr(child, "leading_lines", ()) if line.comment is not None)
                 self._structural = self._structural or bool(orphans)
                 continue
             for item in new.nodes if isinstance(new, cst.FlattenSentinel) else (new,):

@@ -35,7 +35,6 @@ __all__ = [
 ]  # fmt: skip
 
 
-
 @dataclass(frozen=True)
 class NewSignature:
     """The keyword parameters a new class takes.
@@ -60,9 +59,7 @@ _NEW: dict[str, NewSignature] = {
     "strategies.ParallelStrategy": NewSignature(frozenset(_S_PARALLEL)),
     "strategies.SingleDeviceStrategy": NewSignature(frozenset(("device", "accelerator", "precision"))),
     "strategies.DDPStrategy": NewSignature(frozenset(_S_PARALLEL), "DistributedDataParallel"),
-    "strategies.DDPSpawnStrategy": NewSignature(
-        frozenset((*_S_PARALLEL, "start_method")), "DistributedDataParallel"
-    ),
+    "strategies.DDPSpawnStrategy": NewSignature(frozenset((*_S_PARALLEL, "start_method")), "DistributedDataParallel"),
     "strategies.DeepSpeedStrategy": NewSignature(
         frozenset((*_S_PARALLEL, "config", "stage", "offload_optimizer", "offload_parameters")),
         "the DeepSpeed zero_optimization config",
@@ -77,35 +74,106 @@ _NEW: dict[str, NewSignature] = {
     ),
     "lightning.pytorch.strategies.DDPStrategy": NewSignature(frozenset(_L_DDP), "DistributedDataParallel"),
     "lightning.pytorch.strategies.DeepSpeedStrategy": NewSignature(
-        frozenset((
-            "accelerator", "zero_optimization", "stage", "remote_device", "offload_optimizer",
-            "offload_parameters", "offload_params_device", "nvme_path", "params_buffer_count",
-            "params_buffer_size", "max_in_cpu", "offload_optimizer_device", "optimizer_buffer_count",
-            "block_size", "queue_depth", "single_submit", "overlap_events", "thread_count", "pin_memory",
-            "sub_group_size", "contiguous_gradients", "overlap_comm", "allgather_partitions",
-            "reduce_scatter", "allgather_bucket_size", "reduce_bucket_size",
-            "zero_allow_untested_optimizer", "logging_batch_size_per_gpu", "config", "logging_level",
-            "parallel_devices", "cluster_environment", "loss_scale", "initial_scale_power",
-            "loss_scale_window", "hysteresis", "min_loss_scale", "partition_activations",
-            "cpu_checkpointing", "contiguous_memory_optimization", "synchronize_checkpoint_boundary",
-            "load_full_weights", "precision_plugin", "process_group_backend", "timeout",
-            "exclude_frozen_parameters",
-        ))
+        frozenset(
+            (
+                "accelerator",
+                "zero_optimization",
+                "stage",
+                "remote_device",
+                "offload_optimizer",
+                "offload_parameters",
+                "offload_params_device",
+                "nvme_path",
+                "params_buffer_count",
+                "params_buffer_size",
+                "max_in_cpu",
+                "offload_optimizer_device",
+                "optimizer_buffer_count",
+                "block_size",
+                "queue_depth",
+                "single_submit",
+                "overlap_events",
+                "thread_count",
+                "pin_memory",
+                "sub_group_size",
+                "contiguous_gradients",
+                "overlap_comm",
+                "allgather_partitions",
+                "reduce_scatter",
+                "allgather_bucket_size",
+                "reduce_bucket_size",
+                "zero_allow_untested_optimizer",
+                "logging_batch_size_per_gpu",
+                "config",
+                "logging_level",
+                "parallel_devices",
+                "cluster_environment",
+                "loss_scale",
+                "initial_scale_power",
+                "loss_scale_window",
+                "hysteresis",
+                "min_loss_scale",
+                "partition_activations",
+                "cpu_checkpointing",
+                "contiguous_memory_optimization",
+                "synchronize_checkpoint_boundary",
+                "load_full_weights",
+                "precision_plugin",
+                "process_group_backend",
+                "timeout",
+                "exclude_frozen_parameters",
+            )
+        )
     ),
     "lightning.pytorch.Trainer": NewSignature(
-        frozenset((
-            "accelerator", "strategy", "devices", "num_nodes", "precision", "logger", "callbacks",
-            "fast_dev_run", "max_epochs", "min_epochs", "max_steps", "min_steps", "max_time",
-            "limit_train_batches", "limit_val_batches", "limit_test_batches", "limit_predict_batches",
-            "overfit_batches", "val_check_interval", "check_val_every_n_epoch", "num_sanity_val_steps",
-            "log_every_n_steps", "enable_checkpointing", "enable_progress_bar", "enable_model_summary",
-            "accumulate_grad_batches", "gradient_clip_val", "gradient_clip_algorithm", "deterministic",
-            "benchmark", "inference_mode", "use_distributed_sampler", "profiler", "detect_anomaly",
-            "barebones", "plugins", "sync_batchnorm", "reload_dataloaders_every_n_epochs",
-            "default_root_dir", "enable_autolog_hparams", "model_registry",
-        ))
+        frozenset(
+            (
+                "accelerator",
+                "strategy",
+                "devices",
+                "num_nodes",
+                "precision",
+                "logger",
+                "callbacks",
+                "fast_dev_run",
+                "max_epochs",
+                "min_epochs",
+                "max_steps",
+                "min_steps",
+                "max_time",
+                "limit_train_batches",
+                "limit_val_batches",
+                "limit_test_batches",
+                "limit_predict_batches",
+                "overfit_batches",
+                "val_check_interval",
+                "check_val_every_n_epoch",
+                "num_sanity_val_steps",
+                "log_every_n_steps",
+                "enable_checkpointing",
+                "enable_progress_bar",
+                "enable_model_summary",
+                "accumulate_grad_batches",
+                "gradient_clip_val",
+                "gradient_clip_algorithm",
+                "deterministic",
+                "benchmark",
+                "inference_mode",
+                "use_distributed_sampler",
+                "profiler",
+                "detect_anomaly",
+                "barebones",
+                "plugins",
+                "sync_batchnorm",
+                "reload_dataloaders_every_n_epochs",
+                "default_root_dir",
+                "enable_autolog_hparams",
+                "model_registry",
+            )
+        )
     ),
 }
+
 
 def _old_signatures(canon: str) -> list[_catalog.Signature]:
     """The constructor of ``canon`` in each old release that has it (through ``*args`` passthroughs)."""

@@ -177,9 +177,7 @@ def import_plan(ctx: Context) -> ImportPlan:
     return plan
 
 
-def bind_new(
-    ctx: Context, qualname: str, scope: Scope, statements: list[cst.Import | cst.ImportFrom]
-) -> str | None:
+def bind_new(ctx: Context, qualname: str, scope: Scope, statements: list[cst.Import | cst.ImportFrom]) -> str | None:
     """The name that refers to the new object ``qualname`` from ``scope`` after migration.
 
     A module-level name the plan already binds to it is reused; otherwise its short name is

@@ -103,8 +103,12 @@ def _requirements(path: str) -> set[str]:
             parser.read_string(text)
         except configparser.Error:
             return set()
-        text = "\n".join(parser.get(s, k) for s in parser.sections() for k in parser[s]
-                         if k in {"install_requires"} or s == "options.extras_require")
+        text = "\n".join(
+            parser.get(s, k)
+            for s in parser.sections()
+            for k in parser[s]
+            if k in {"install_requires"} or s == "options.extras_require"
+        )
     elif path.endswith(".txt"):
         text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
     return {m.group(1).lower().replace("-", "_") for m in _REQUIREMENT.finditer(text)}
@@ -175,7 +179,7 @@ def _dotted(text: str) -> cst.Attribute | cst.Name:
 
 def _moved(dotted: str, source: str, target: str) -> str | None:
     if dotted == source or dotted.startswith(source + "."):
-        return target + dotted[len(source):]
+        return target + dotted[len(source) :]
     return None
 
 
@@ -248,8 +252,9 @@ class _Namespace(_Pass):
         canonical = _moved(new, self.namespace, _CANONICAL) or new
         for alias in updated.names:
             name = get_full_name_for_node(alias.name) or ""
-            if self._old_only(f"{_moved(dotted, self.other, _catalog.OLD_PACKAGE) or dotted}.{name}",
-                              f"{canonical}.{name}"):
+            if self._old_only(
+                f"{_moved(dotted, self.other, _catalog.OLD_PACKAGE) or dotted}.{name}", f"{canonical}.{name}"
+            ):
                 return updated  # an old class with a TODO: leave the statement to the person
         self._change(Rule.CM001, f"from {dotted} -> from {new} (one Lightning namespace per file)")
         return updated.with_changes(module=_dotted(new))
@@ -265,11 +270,13 @@ class _Namespace(_Pass):
         if self.other == _catalog.OLD_PACKAGE:
             if isinstance(updated.value, cst.Name) and updated.value.value == _catalog.OLD_PACKAGE:
                 return updated.with_changes(value=_dotted(self.namespace))
-        elif (isinstance(updated.value, cst.Name) and updated.value.value == "lightning"
-              and updated.attr.value == "pytorch"):
+        elif (
+            isinstance(updated.value, cst.Name)
+            and updated.value.value == "lightning"
+            and updated.attr.value == "pytorch"
+        ):
             return _dotted(self.namespace)
         return updated
-
 
 
 def _bindings(module: cst.Module) -> dict[str, str]:
@@ -287,9 +294,7 @@ def _bindings(module: cst.Module) -> dict[str, str]:
                 for alias in small.names:
                     name = get_full_name_for_node(alias.name) or ""
                     local = (
-                        alias.asname.name.value
-                        if alias.asname and isinstance(alias.asname.name, cst.Name)
-                        else name
+                        alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
                     )
                     found[local] = f"{source}.{name}"
             elif isinstance(small, cst.Import):
@@ -353,8 +358,10 @@ class _Environments(_Pass):
             missing.remove("detect")
             self._change(Rule.CM003, f"{updated.name.value}: added detect() (abstract in Lightning 2.x)")
         if missing and not _declares_abstract(updated):  # an abstract base leaves them to its subclasses
-            hint = (f"Lightning 2.x requires {', '.join(f'`{m}`' for m in missing)} on "
-                    f"{updated.name.value}: implement them (see ClusterEnvironment)")
+            hint = (
+                f"Lightning 2.x requires {', '.join(f'`{m}`' for m in missing)} on "
+                f"{updated.name.value}: implement them (see ClusterEnvironment)"
+            )
             todo = Rule.CM003.todo(hint)
             if not any(line.comment and line.comment.value == todo for line in updated.leading_lines):
                 comment = cst.EmptyLine(comment=cst.Comment(todo))
@@ -390,8 +397,11 @@ class _Environments(_Pass):
                 if rewriter.changed:
                     statements[index] = new
                     self.needs_os = True
-                    self._change(Rule.CM003, f"{node.name.value}.creates_processes_externally: true in the "
-                                 "processes Lightning started (LOCAL_RANK set), as 1.x's creates_children()")
+                    self._change(
+                        Rule.CM003,
+                        f"{node.name.value}.creates_processes_externally: true in the "
+                        "processes Lightning started (LOCAL_RANK set), as 1.x's creates_children()",
+                    )
         return node.with_changes(body=body.with_changes(body=statements))
 
     def _add_detect(self, node: cst.ClassDef) -> cst.ClassDef:
@@ -402,7 +412,6 @@ class _Environments(_Pass):
         return node.with_changes(body=body.with_changes(body=[*body.body, method]))
 
 
-
 def _members(node: cst.ClassDef) -> set[str]:
     found: set[str] = set()
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
@@ -411,8 +420,11 @@ def _members(node: cst.ClassDef) -> set[str]:
             found.add(statement.name.value)
         elif isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                targets = small.targets if isinstance(small, cst.Assign) else (
-                    [small] if isinstance(small, cst.AnnAssign) else [])
+                targets = (
+                    small.targets
+                    if isinstance(small, cst.Assign)
+                    else ([small] if isinstance(small, cst.AnnAssign) else [])
+                )
                 for target in targets:
                     if isinstance(target.target, cst.Name):
                         found.add(target.target.value)
@@ -484,7 +496,9 @@ def _declares_abstract(node: cst.ClassDef) -> bool:
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     return any(
         isinstance(statement, cst.FunctionDef)
-        and any((get_full_name_for_node(d.decorator) or "").rpartition(".")[2] == "abstractmethod"
-                for d in statement.decorators)
+        and any(
+            (get_full_name_for_node(d.decorator) or "").rpartition(".")[2] == "abstractmethod"
+            for d in statement.decorators
+        )
         for statement in body
     )

@@ -83,9 +83,7 @@ def member_sites(ctx: Context) -> list[MemberSite]:
         if old is not None and name in table.members:
             entries = table.member_entries(name, old)
             if entries:
-                sites.append(
-                    MemberSite(info.node, "def", info.scope, entries, True, function=info, cls=info.cls)
-                )
+                sites.append(MemberSite(info.node, "def", info.scope, entries, True, function=info, cls=info.cls))
     for attribute, scope, store in ctx.analysis.attributes:
         name = attribute.attr.value
         if name not in table.members:
@@ -161,9 +159,7 @@ def defines(info: ClassInfo | None, name: str) -> bool:
 def rename_attribute(ctx: Context, site: MemberSite, new: str, rule: Rule, entry: Rename) -> None:
     """``receiver.old`` -> ``receiver.new``."""
     assert isinstance(site.node, cst.Attribute)
-    ctx.edits.replace(
-        site.node.attr, set_value(new), rule, message(ctx, entry), site.node, entry
-    )
+    ctx.edits.replace(site.node.attr, set_value(new), rule, message(ctx, entry), site.node, entry)
     ctx.answered.add(id(site.node))
 
 

@@ -39,9 +39,7 @@ def _fields(tp: type) -> tuple[str, ...]:
     names = _FIELDS.get(tp)
     if names is None:
         names = tuple(
-            f.name
-            for f in dataclasses.fields(tp)
-            if f.name not in _SKIP and not f.name.startswith("whitespace")
+            f.name for f in dataclasses.fields(tp) if f.name not in _SKIP and not f.name.startswith("whitespace")
         )
         _FIELDS[tp] = names
     return names
@@ -110,9 +108,7 @@ class _Walker:
             self.a.import_bindings.append(binding)
         return binding
 
-    def store(
-        self, target: cst.CSTNode, parent: cst.CSTNode, scope: Scope, value: cst.BaseExpression | None
-    ) -> None:
+    def store(self, target: cst.CSTNode, parent: cst.CSTNode, scope: Scope, value: cst.BaseExpression | None) -> None:
         self.a.parents[id(target)] = parent
         if isinstance(target, cst.Name):
             self.bind(scope, target.value, "assign", target, value=value)
@@ -203,9 +199,7 @@ class _Walker:
             self.a.parents[id(alias)] = node
             full = dotted(alias.name) or ""
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.bind(
-                    scope, alias.asname.name.value, "import", alias, qualname=full, stmt=node, aliased=True
-                )
+                self.bind(scope, alias.asname.name.value, "import", alias, qualname=full, stmt=node, aliased=True)
             else:
                 root = full.partition(".")[0]
                 self.bind(scope, root, "import", alias, qualname=root, stmt=node)
@@ -291,9 +285,7 @@ class _Walker:
                 self.a.parents[id(param.annotation)] = param
                 self._annotation(param.annotation, outer)
             is_self = first and cls is not None and param.star == ""
-            self.bind(
-                inner, param.name.value, "param", param, annotation=annotation, owner=cls if is_self else None
-            )
+            self.bind(inner, param.name.value, "param", param, annotation=annotation, owner=cls if is_self else None)
             first = False
 
     def _assign(self, node: cst.Assign, scope: Scope) -> None:

@@ -70,9 +70,7 @@ class Index:
         self._by_short: dict[str, list[str]] = {}
         for canon in set(self.classes.values()):
             self._by_short.setdefault(canon.rpartition(".")[2], []).append(canon)
-        self.snakes = {
-            snake(short): canons[0] for short, canons in self._by_short.items() if len(canons) == 1
-        }
+        self.snakes = {snake(short): canons[0] for short, canons in self._by_short.items() if len(canons) == 1}
         #: new qualified class name -> an old class it replaces (for code already migrated).
         self.replacements: dict[str, str] = {}
         for entry in self.entries:
@@ -168,11 +166,7 @@ class Index:
 
     def family(self, short: str) -> set[str]:
         """Old classes whose new name for this target is ``short`` (``"Strategy"``)."""
-        return {
-            e.old
-            for e in self.entries
-            if e.kind is Kind.CLASS and (self.new(e) or "").rpartition(".")[2] == short
-        }
+        return {e.old for e in self.entries if e.kind is Kind.CLASS and (self.new(e) or "").rpartition(".")[2] == short}
 
     def member_entries(self, member: str, canon: str, open: bool = False) -> list[Rename]:
         """Member entries named ``member`` that apply to the old class ``canon``.
@@ -182,8 +176,7 @@ class Index:
         return [
             e
             for e in self.members.get(member, ())
-            if self.related(e.old, canon)
-            or (open and canon in self.ancestors(self.canonical(e.old) or e.old))
+            if self.related(e.old, canon) or (open and canon in self.ancestors(self.canonical(e.old) or e.old))
         ]
 
     # -- pre-scan ----------------------------------------------------------------------------

@@ -79,11 +79,7 @@ class RewriteImportsCommand(RuleCommand):
             line = ctx.analysis.parent(stmt)
             if line is not None and id(line) not in lines:
                 lines.add(id(line))
-                count = (
-                    len(line.body)
-                    if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
-                    else 1
-                )
+                count = len(line.body) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else 1
                 ctx.edits.replace(line, partial(fix_line, count=count), self.RULE, None)
 
     def _report(self, ctx: Context, stmt: cst.Import | cst.ImportFrom, actions: dict[int, Action]) -> None:

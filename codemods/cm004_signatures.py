@@ -81,11 +81,7 @@ class ChangeMemberSignaturesCommand(RuleCommand):
     @staticmethod
     def owns(ctx: Context, entry: Rename) -> bool:
         """Whether ``entry`` is this rule's: a member whose parameters or call form changed."""
-        return (
-            bool(entry.params or entry.to_property)
-            and ctx.table.auto(entry)
-            and ctx.table.new(entry) is not None
-        )
+        return bool(entry.params or entry.to_property) and ctx.table.auto(entry) and ctx.table.new(entry) is not None
 
     def run(self, ctx: Context) -> None:
         uses: dict[int, list[cst.Name]] | None = None
@@ -114,24 +110,18 @@ class ChangeMemberSignaturesCommand(RuleCommand):
 
     # -- definitions -------------------------------------------------------------------------
 
-    def _def(
-        self, ctx: Context, site: MemberSite, entry: Rename, new: str, uses: dict[int, list[cst.Name]]
-    ) -> None:
+    def _def(self, ctx: Context, site: MemberSite, entry: Rename, new: str, uses: dict[int, list[cst.Name]]) -> None:
         node = site.node
         assert isinstance(node, cst.FunctionDef) and site.function is not None
         params = node.params
         positional = [*params.posonly_params, *params.params][1:]
         dropped = dict(entry.params)
-        extra = (
-            positional or params.kwonly_params or isinstance(params.star_arg, cst.Param) or params.star_kwarg
-        )
+        extra = positional or params.kwonly_params or isinstance(params.star_arg, cst.Param) or params.star_kwarg
         if entry.to_property and (extra or node.asynchronous is not None):
             if node.asynchronous is not None:
                 hint = f"`{node.name.value}` is async but `{new}` is a plain property: compute it eagerly"
             else:
-                hint = (
-                    f"`{node.name.value}` takes arguments but `{new}` is a property: move them to attributes"
-                )
+                hint = f"`{node.name.value}` takes arguments but `{new}` is a property: move them to attributes"
             ctx.edits.todo(node.name, self.RULE, hint, entry)
             return
         if not rename_def(ctx, site, new, self.RULE, entry):

@@ -37,9 +37,7 @@ class RenameAttributesCommand(RuleCommand):
     def owns(ctx: Context, entry: Rename) -> bool:
         """Whether ``entry`` is this rule's: an attribute renamed without a person."""
         new = ctx.table.new(entry)
-        return (
-            entry.kind is Kind.ATTRIBUTE and ctx.table.auto(entry) and new is not None and new != entry.member
-        )
+        return entry.kind is Kind.ATTRIBUTE and ctx.table.auto(entry) and new is not None and new != entry.member
 
     def run(self, ctx: Context) -> None:
         for site in member_sites(ctx):

@@ -163,11 +163,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             if table.auto(entry):
                 return ArgOp("rename", entry, keyword=new)
             return self._move(ctx, site, info, entry, new)
-        if (
-            info.literal is None
-            and info.any_values
-            and not isinstance(ctx.receiver(arg.value, site.scope), str)
-        ):
+        if info.literal is None and info.any_values and not isinstance(ctx.receiver(arg.value, site.scope), str):
             kw = info.name
             olds = ", ".join(sorted({repr(e.value) for e in info.any_values}))
             news = {template(new)[0].keyword.value for e in info.any_values if (new := table.new(e))}  # type: ignore[union-attr]

@@ -123,9 +123,7 @@ class MarkManualMigrationsCommand(RuleCommand):
             for info in site.args:
                 if id(info.arg) in ctx.answered:
                     continue
-                entries = info.values or (
-                    [] if info.literal is not None and info.any_values else info.arguments
-                )
+                entries = info.values or ([] if info.literal is not None and info.any_values else info.arguments)
                 entry = entries[0] if entries else None
                 if self._manual(ctx, entry):
                     ctx.edits.todo(info.arg, self.RULE, _hint(entry), entry)  # type: ignore[arg-type]

@@ -123,12 +123,11 @@ class KeepTypeChecksCommand(RuleCommand):
                 wrap=wrap,
             ),
             self.RULE,
-            f"{old_name}: " + ", ".join(
-                [*(f"not {o}" for o, _ in extra), *(f"or {o}" for o, _ in missing)]
-            ) + " (the new hierarchy differs)",
+            f"{old_name}: "
+            + ", ".join([*(f"not {o}" for o, _ in extra), *(f"or {o}" for o, _ in missing)])
+            + " (the new hierarchy differs)",
             entry=entry,
         )
-
 
     def _union(self, ctx: Context, call: cst.Call, scope: Scope, classes: cst.Tuple) -> None:
         """A tuple of classes: a TODO when the union matches other classes than before."""

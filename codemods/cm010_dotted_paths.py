@@ -66,9 +66,7 @@ class RewriteDottedPathsCommand(RuleCommand):
             new = table.new(entry) if entry is not None and table.auto(entry) else None
             if new:
                 text = f"{string.prefix}{string.quote}{new}{string.quote}"
-                ctx.edits.replace(
-                    string, set_value(text), self.RULE, f"{value} -> {new}", entry=entry
-                )
+                ctx.edits.replace(string, set_value(text), self.RULE, f"{value} -> {new}", entry=entry)
                 continue
             found = _PATH.search(value)
             path = found.group(0) if found else value

@@ -17,8 +17,13 @@ from typing import TYPE_CHECKING, Any
 from compat._warnings import CompatDeprecationWarning, reset_warned
 
 __all__ = [
-    "Callback", "CompatDeprecationWarning", "LightningDataModule", "LightningModule", "Trainer",
-    "accelerators", "plugins",
+    "Callback",
+    "CompatDeprecationWarning",
+    "LightningDataModule",
+    "LightningModule",
+    "Trainer",
+    "accelerators",
+    "plugins",
 ]
 
 _LAZY = {

@@ -145,13 +145,17 @@ class Hook:
 def hook_message(hook: Hook, cls: type) -> str:
     if hook.unsupported:
         return deprecation_message(
-            hook.owner, hook.new, member=hook.old,
+            hook.owner,
+            hook.new,
+            member=hook.old,
             old_display=f"{cls.__name__}.{hook.old}",
             detail=f"overrides `{hook.owner.rsplit('.', 1)[-1]}.{hook.old}`, which is NOT called any more",
             hint=hook.unsupported,
         )
     return deprecation_message(
-        hook.owner, hook.new, member=hook.old,
+        hook.owner,
+        hook.new,
+        member=hook.old,
         old_display=f"{cls.__name__}.{hook.old}",
         detail=f"overrides the old hook `{hook.owner.rsplit('.', 1)[-1]}.{hook.old}`; it is still called, {hook.when}",
     )
@@ -271,8 +275,9 @@ def forwarder(
     return method
 
 
-def property_forwarder(owner: str, old: str, new: str, *, get: Callable[[Any], Any] | None = None,
-                       hint: str = "") -> property:
+def property_forwarder(
+    owner: str, old: str, new: str, *, get: Callable[[Any], Any] | None = None, hint: str = ""
+) -> property:
     """An old property on a shim: warns at the user's line, then returns the new one."""
 
     def fget(self: Any) -> Any:

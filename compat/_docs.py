@@ -210,12 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m compat._docs",
         description="Generate docs/migration.md from compat.renames.",
     )
-    parser.add_argument(
-        "--check", action="store_true", help="exit 1 if the page is out of date; write nothing"
-    )
-    parser.add_argument(
-        "--output", type=Path, default=DOCS_PATH, help=f"page to write (default: {DOCS_PATH})"
-    )
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page is out of date; write nothing")
+    parser.add_argument("--output", type=Path, default=DOCS_PATH, help=f"page to write (default: {DOCS_PATH})")
     args = parser.parse_args(argv)
     expected = render_migration_md()
     output: Path = args.output

@@ -30,8 +30,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["EPOCH_END", "OUTPUTS", "TRAINER_HOOKS", "call_init_hook", "dispatch_after", "dispatch_before",
-           "epoch_outputs", "has_after"]
+__all__ = [
+    "EPOCH_END",
+    "OUTPUTS",
+    "TRAINER_HOOKS",
+    "call_init_hook",
+    "dispatch_after",
+    "dispatch_before",
+    "epoch_outputs",
+    "has_after",
+]
 
 _BOTH, _MODULE = "callbacks and module", "module"
 
@@ -55,11 +63,17 @@ _EVENTS: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
     ("predict_dataloader", "before"): (("on_predict_dataloader", _MODULE),),
 }
 # The *_epoch_end hooks and the step whose outputs they receive.
-EPOCH_END = {"training_epoch_end": "training_step", "validation_epoch_end": "validation_step",
-             "test_epoch_end": "test_step"}
+EPOCH_END = {
+    "training_epoch_end": "training_step",
+    "validation_epoch_end": "validation_step",
+    "test_epoch_end": "test_step",
+}
 # The new epoch-end hook after which the kept outputs of a step are freed.
-_FREED_AFTER = {"on_train_epoch_end": "training_step", "on_validation_epoch_end": "validation_step",
-                "on_test_epoch_end": "test_step"}
+_FREED_AFTER = {
+    "on_train_epoch_end": "training_step",
+    "on_validation_epoch_end": "validation_step",
+    "on_test_epoch_end": "test_step",
+}
 OUTPUTS = "_compat_outputs"  # the module's kept step outputs: {step name: [output, ...]}
 # Every old hook compat.Trainer calls (the module/callback shims warn about these at class definition).
 TRAINER_HOOKS = tuple(sorted({old for olds in _EVENTS.values() for old, _ in olds}))

@@ -25,18 +25,22 @@ from compat._bridge import Hook, is_internal_class
 from compat._hooks import EPOCH_END, OUTPUTS, TRAINER_HOOKS, epoch_outputs
 from compat._warnings import deprecation_message, user_frame, warn_deprecated
 
-__all__ = ["adapt_callback", "adapt_module", "callback_hooks", "check_trainer", "module_hooks",
-           "refuse_unbridgeable"]
+__all__ = ["adapt_callback", "adapt_module", "callback_hooks", "check_trainer", "module_hooks", "refuse_unbridgeable"]
 
 _CALLBACK = "pytorch_lightning.Callback"
-_STEP_END = {"training_step": "training_step_end", "validation_step": "validation_step_end",
-             "test_step": "test_step_end"}
+_STEP_END = {
+    "training_step": "training_step_end",
+    "validation_step": "validation_step_end",
+    "test_step": "test_step_end",
+}
 
 # Old hook -> (new name for the message, when it is called).
 _WHEN = {
     "training_epoch_end": ("on_train_epoch_end", "with the epoch's step outputs, before `on_train_epoch_end`"),
-    "validation_epoch_end": ("on_validation_epoch_end",
-                             "with the epoch's step outputs, before `on_validation_epoch_end`"),
+    "validation_epoch_end": (
+        "on_validation_epoch_end",
+        "with the epoch's step outputs, before `on_validation_epoch_end`",
+    ),
     "test_epoch_end": ("on_test_epoch_end", "with the epoch's step outputs, before `on_test_epoch_end`"),
     "training_step_end": ("training_step", "on the output of `training_step`; its return is backpropagated"),
     "validation_step_end": ("validation_step", "on the output of `validation_step`"),
@@ -55,9 +59,18 @@ _WHEN = {
     "on_init_end": (None, "at the end of `compat.Trainer(...)`"),
     "on_keyboard_interrupt": ("on_exception", "when a run is interrupted (the run then ends, as in 1.x)"),
 }
-_MODULE_ONLY = {"training_epoch_end", "validation_epoch_end", "test_epoch_end", "training_step_end",
-                "validation_step_end", "test_step_end", "on_train_dataloader", "on_val_dataloader",
-                "on_test_dataloader", "on_predict_dataloader"}
+_MODULE_ONLY = {
+    "training_epoch_end",
+    "validation_epoch_end",
+    "test_epoch_end",
+    "training_step_end",
+    "validation_step_end",
+    "test_step_end",
+    "on_train_dataloader",
+    "on_val_dataloader",
+    "on_test_dataloader",
+    "on_predict_dataloader",
+}
 _CALLBACK_ONLY = {"on_init_start", "on_init_end", "on_keyboard_interrupt"}
 assert set(TRAINER_HOOKS) <= set(_WHEN)
 
@@ -65,9 +78,9 @@ assert set(TRAINER_HOOKS) <= set(_WHEN)
 _REFUSED = {
     "module": {
         "tbptt_split_batch": "truncated backpropagation through time was removed in Lightning 2.0: split the "
-                             "sequence inside `training_step` with manual optimization",
+        "sequence inside `training_step` with manual optimization",
         "get_progress_bar_dict": "override the progress bar's metrics instead (Lightning 2.x: "
-                                 "`ProgressBar.get_metrics`), or log with `self.log(..., prog_bar=True)`",
+        "`ProgressBar.get_metrics`), or log with `self.log(..., prog_bar=True)`",
         "on_hpc_save": "use `on_save_checkpoint(checkpoint)`",
         "on_hpc_load": "use `on_load_checkpoint(checkpoint)`",
     },
@@ -79,30 +92,35 @@ _REFUSED_PARAMS = {
     "batch: with several optimizers set `self.automatic_optimization = False` and step each one of "
     "`self.optimizers()` yourself",
     ("module", "training_step", "hiddens"): "truncated BPTT was removed in Lightning 2.0: carry the hidden state "
-                                            "yourself",
+    "yourself",
     ("module", "optimizer_step", "optimizer_idx"): "the 2.x signature is `optimizer_step(epoch, batch_idx, "
     "optimizer, optimizer_closure)`: drop `optimizer_idx`, `on_tpu`, `using_native_amp`, `using_lbfgs`",
     ("module", "optimizer_zero_grad", "optimizer_idx"): "the 2.x signature is `optimizer_zero_grad(epoch, "
     "batch_idx, optimizer)`: drop `optimizer_idx`",
     ("module", "backward", "optimizer_idx"): "the 2.x signature is `backward(loss, *args, **kwargs)`: drop "
-                                             "`optimizer` and `optimizer_idx`",
+    "`optimizer` and `optimizer_idx`",
 }
 # (hook, positional parameters 2.x passes after self, excluding trainer/module for callbacks) -> the
 # 1.x parameter after them and how to fill it.
-_ADAPTED = {"on_train_batch_start": (2, "dataloader_idx"), "on_train_batch_end": (3, "dataloader_idx"),
-            "on_train_epoch_end": (0, "outputs")}
+_ADAPTED = {
+    "on_train_batch_start": (2, "dataloader_idx"),
+    "on_train_batch_end": (3, "dataloader_idx"),
+    "on_train_epoch_end": (0, "outputs"),
+}
 
 
 def module_hooks(owner: str) -> tuple[Hook, ...]:
     """The old module hooks, for the class-definition warning (nothing is installed by name)."""
-    return tuple(Hook(owner, old, new, when, exclusive=False) for old, (new, when) in _WHEN.items()
-                 if old not in _CALLBACK_ONLY)
+    return tuple(
+        Hook(owner, old, new, when, exclusive=False) for old, (new, when) in _WHEN.items() if old not in _CALLBACK_ONLY
+    )
 
 
 def callback_hooks(owner: str) -> tuple[Hook, ...]:
     """The old callback hooks, for the class-definition warning."""
-    return tuple(Hook(owner, old, new, when, exclusive=False) for old, (new, when) in _WHEN.items()
-                 if old not in _MODULE_ONLY)
+    return tuple(
+        Hook(owner, old, new, when, exclusive=False) for old, (new, when) in _WHEN.items() if old not in _MODULE_ONLY
+    )
 
 
 def _user_function(cls: type, name: str) -> Any:
@@ -124,8 +142,11 @@ def refuse_unbridgeable(cls: type, side: str) -> None:
     """A ``TypeError`` naming what to do, for every old hook of ``cls`` that cannot run."""
     if is_internal_class(cls):
         return
-    problems = [f"`{cls.__name__}.{name}`: {hint}" for name, hint in _REFUSED[side].items()
-                if _user_function(cls, name) is not None]
+    problems = [
+        f"`{cls.__name__}.{name}`: {hint}"
+        for name, hint in _REFUSED[side].items()
+        if _user_function(cls, name) is not None
+    ]
     for (where, hook, param), hint in _REFUSED_PARAMS.items():
         func = _user_function(cls, hook)
         if where == side and func is not None and param in _positional(func):
@@ -134,7 +155,7 @@ def refuse_unbridgeable(cls: type, side: str) -> None:
         raise TypeError(
             f"`{cls.__name__}` overrides Lightning 1.x hooks that cannot run in the new loop:\n"
             + "\n".join(f"  - {p}" for p in problems)
-            + "\nSee docs/compat.md (\"Hooks\")."
+            + '\nSee docs/compat.md ("Hooks").'
         )
 
 
@@ -150,8 +171,11 @@ def _keep(store: dict[str, list[Any]], step: str, output: Any) -> None:
         if isinstance(output, torch.Tensor):
             output = {"loss": output.detach()}
         elif isinstance(output, dict):
-            output = {k: (v.detach() if k == "loss" and isinstance(v, torch.Tensor) else v)
-                      for k, v in output.items() if k != "hiddens"}
+            output = {
+                k: (v.detach() if k == "loss" and isinstance(v, torch.Tensor) else v)
+                for k, v in output.items()
+                if k != "hiddens"
+            }
     store.setdefault(step, []).append(output)
 
 
@@ -192,8 +216,11 @@ def adapt_module(cls: type) -> None:
         return
     for step, end in _STEP_END.items():
         epoch_end = next(name for name, s in EPOCH_END.items() if s == step)
-        wanted = _user_function(cls, end) or _user_function(cls, epoch_end) or (
-            step == "training_step" and _takes_outputs(_user_function(cls, "on_train_epoch_end"), 0))
+        wanted = (
+            _user_function(cls, end)
+            or _user_function(cls, epoch_end)
+            or (step == "training_step" and _takes_outputs(_user_function(cls, "on_train_epoch_end"), 0))
+        )
         func = getattr(cls, step, None)
         if wanted and func is not None and not getattr(func, "_compat_step_wrapper", False):
             setattr(cls, step, _wrap_step(step, func))
@@ -211,10 +238,15 @@ def adapt_callback(cls: type) -> None:
     load = vars(cls).get("on_load_checkpoint")
     if load is not None and "callback_state" in _positional(load) and not getattr(load, "_compat_adapted", False):
         warn_deprecated(
-            deprecation_message(_CALLBACK, "load_state_dict", member="on_load_checkpoint",
-                                old_display=f"{cls.__name__}.on_load_checkpoint(trainer, pl_module, callback_state)",
-                                detail="1.x passed this callback's state; it still gets it"),
-            once_key=("hook", cls, "on_load_checkpoint"), frame=user_frame(sys._getframe(2)),
+            deprecation_message(
+                _CALLBACK,
+                "load_state_dict",
+                member="on_load_checkpoint",
+                old_display=f"{cls.__name__}.on_load_checkpoint(trainer, pl_module, callback_state)",
+                detail="1.x passed this callback's state; it still gets it",
+            ),
+            once_key=("hook", cls, "on_load_checkpoint"),
+            frame=user_frame(sys._getframe(2)),
         )
         cls.on_load_checkpoint = _load_adapter(load)  # type: ignore[attr-defined]
 
@@ -227,9 +259,13 @@ def _save_adapter(func: Callable[..., Any]) -> Callable[..., Any]:
         state = func(self, trainer, module, checkpoint)
         if state is not None:
             warn_deprecated(
-                deprecation_message(_CALLBACK, "state_dict", member="on_save_checkpoint",
-                                    old_display=f"{type(self).__name__}.on_save_checkpoint returning the state",
-                                    detail="the returned dict is still saved as the callback's state"),
+                deprecation_message(
+                    _CALLBACK,
+                    "state_dict",
+                    member="on_save_checkpoint",
+                    old_display=f"{type(self).__name__}.on_save_checkpoint returning the state",
+                    detail="the returned dict is still saved as the callback's state",
+                ),
                 once_key=("hook", type(self), "on_save_checkpoint"),
             )
             checkpoint.setdefault("callbacks", {})[self.state_key] = state

@@ -30,7 +30,9 @@ class CompatRegistry(StrategyRegistry):
     """The strategies registry, with the bridged classes for the names above."""
 
     _OVERRIDES: dict[str, type[Strategy]] = {
-        "ddp": DDPStrategy, "ddp_spawn": DDPSpawnStrategy, "single_device": SingleDeviceStrategy
+        "ddp": DDPStrategy,
+        "ddp_spawn": DDPSpawnStrategy,
+        "single_device": SingleDeviceStrategy,
     }
 
     def __init__(self, base: StrategyRegistry) -> None:

@@ -251,4 +251,3 @@ def warn_deprecated(message: str, *, once_key: Any = None, frame: FrameType | No
         module=module,
         registry=registry,
     )
-

@@ -42,13 +42,19 @@ def _hint(member: str, fallback: str) -> str:
 _LOOP = "the Trainer runs each stage itself: put per-run setup in Strategy.setup(trainer)"
 
 _HOOKS = (
-    Hook(_OWNER, "setup", None,
-         "inside `strategy.setup(trainer)`, after the setup hooks (`super().setup(trainer, model)` moves, wraps "
-         "and builds the optimizers)"),
+    Hook(
+        _OWNER,
+        "setup",
+        None,
+        "inside `strategy.setup(trainer)`, after the setup hooks (`super().setup(trainer, model)` moves, wraps "
+        "and builds the optimizers)",
+    ),
     Hook(_OWNER, "pre_dispatch", None, "at the end of `strategy.setup(trainer)`"),
     Hook(_OWNER, "post_dispatch", None, "at the start of `strategy.teardown()`"),
-    *(Hook(_OWNER, name, None, "never", unsupported=_hint(name, _LOOP))
-      for name in ("start_training", "start_evaluating", "start_testing", "start_predicting", "dispatch")),
+    *(
+        Hook(_OWNER, name, None, "never", unsupported=_hint(name, _LOOP))
+        for name in ("start_training", "start_evaluating", "start_testing", "start_predicting", "dispatch")
+    ),
 )
 
 
@@ -81,8 +87,9 @@ def _removed(name: str, fallback: str) -> Any:
     return method
 
 
-@deprecated("Accelerator(precision_plugin, training_type_plugin) is deprecated: use strategies.Accelerator",
-            category=None)
+@deprecated(
+    "Accelerator(precision_plugin, training_type_plugin) is deprecated: use strategies.Accelerator", category=None
+)
 class Accelerator(_NewAccelerator, metaclass=ShimMeta):
     """``pytorch_lightning.accelerators.Accelerator``: the 1.2 container of the two plugins.
 
@@ -208,8 +215,11 @@ class Accelerator(_NewAccelerator, metaclass=ShimMeta):
     @property
     def results(self) -> Any:
         """Removed: ``fit``/``test`` return the results."""
-        raise AttributeError(deprecation_message(_OWNER, None, member="results",
-                                                 hint="use the value returned by trainer.fit/validate/test/predict"))
+        raise AttributeError(
+            deprecation_message(
+                _OWNER, None, member="results", hint="use the value returned by trainer.fit/validate/test/predict"
+            )
+        )
 
     start_training = _removed("start_training", _LOOP)
     start_evaluating = _removed("start_evaluating", _LOOP)
@@ -218,8 +228,9 @@ class Accelerator(_NewAccelerator, metaclass=ShimMeta):
     dispatch = _removed("dispatch", _LOOP)
 
 
-@deprecated("CPUAccelerator(precision_plugin, training_type_plugin) is deprecated: use strategies.CPUAccelerator",
-            category=None)
+@deprecated(
+    "CPUAccelerator(precision_plugin, training_type_plugin) is deprecated: use strategies.CPUAccelerator", category=None
+)
 class CPUAccelerator(Accelerator, _NewCPUAccelerator):
     """``pytorch_lightning.accelerators.CPUAccelerator`` (the container): use ``strategies.CPUAccelerator``."""
 
@@ -243,5 +254,8 @@ class TPUAccelerator:
     """``pytorch_lightning.accelerators.TPUAccelerator``: no TPU/XLA support here; instantiating it raises."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError(deprecation_message("pytorch_lightning.accelerators.TPUAccelerator", None,
-                                                      detail="it has no runtime equivalent here"))
+        raise NotImplementedError(
+            deprecation_message(
+                "pytorch_lightning.accelerators.TPUAccelerator", None, detail="it has no runtime equivalent here"
+            )
+        )

@@ -77,65 +77,91 @@ def _jobs(value: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser (``docs/codemods.md``'s CLI reference is generated from it)."""
     parser = argparse.ArgumentParser(
-        prog=PROG, description=_DESCRIPTION, epilog=_EPILOG,
+        prog=PROG,
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="files or folders to migrate")
     mode = parser.add_argument_group("what to do (default: rewrite the files in place)")
     mode.add_argument(
-        "--check", action="store_true",
+        "--check",
+        action="store_true",
         help="write nothing; list the files that would change and the TODO(compat.migrate) comments "
         "left in the tree, and exit 1 if there is either (for CI)",
     )
     mode.add_argument(
-        "--diff", action="store_true",
+        "--diff",
+        action="store_true",
         help="write nothing; print a unified diff of every change and exit 1 if there is one",
     )
     mode.add_argument(
-        "--out", metavar="DIR",
+        "--out",
+        metavar="DIR",
         help="write a migrated copy of the tree to DIR (a new folder outside the tree)",
     )
     rules = parser.add_argument_group("rules")
     rules.add_argument(
-        "--target", choices=TARGETS, default=None,
+        "--target",
+        choices=TARGETS,
+        default=None,
         help="the API to migrate to: this project's `strategies` (default) or Lightning 2.x",
     )
     rules.add_argument(
-        "--lightning-namespace", choices=NAMESPACES, default=None,
+        "--lightning-namespace",
+        choices=NAMESPACES,
+        default=None,
         help="with --target lightning: the package every Lightning import is written in "
         "(default: the one the project's dependency files name, else lightning.pytorch)",
     )
     rules.add_argument(
-        "--select", action="append", metavar="RULE",
+        "--select",
+        action="append",
+        metavar="RULE",
         help="run only these rules (ids or id prefixes, repeatable or comma-separated)",
     )
     rules.add_argument(
-        "--ignore", action="append", metavar="RULE",
+        "--ignore",
+        action="append",
+        metavar="RULE",
         help="do not run these rules (wins over --select)",
     )
     rules.add_argument("--list-rules", action="store_true", help="list the rules and exit")
     files = parser.add_argument_group("files")
     files.add_argument(
-        "--exclude", action="append", default=[], metavar="GLOB",
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
         help="skip paths matching GLOB (gitignore syntax, relative to each PATH; repeatable); "
         ".gitignore files are respected and virtualenvs/site-packages are always skipped",
     )
     files.add_argument(
-        "-j", "--jobs", type=_jobs, default=None, metavar="N",
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=None,
+        metavar="N",
         help="worker processes (default: the number of CPUs; never more than the files to parse)",
     )
     files.add_argument(
-        "--max-file-size", type=_size, default=_size(DEFAULT_MAX_FILE_SIZE), metavar="SIZE",
+        "--max-file-size",
+        type=_size,
+        default=_size(DEFAULT_MAX_FILE_SIZE),
+        metavar="SIZE",
         help=f"skip larger files, reported as 'too large' (bytes, or k/m suffixes; default: "
         f"{DEFAULT_MAX_FILE_SIZE}; 0: no limit)",
     )
     output = parser.add_argument_group("output")
     output.add_argument(
-        "--report", metavar="FILE.json",
+        "--report",
+        metavar="FILE.json",
         help="write every change, TODO, failure and skip (with file:line and rule id) as JSON",
     )
     output.add_argument(
-        "-q", "--quiet", action="store_true",
+        "-q",
+        "--quiet",
+        action="store_true",
         help="no progress bar and no per-file lines; failures and the summary are still printed",
     )
     return parser

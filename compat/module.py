@@ -40,15 +40,25 @@ _MODULE = "pytorch_lightning.LightningModule"
 _CALLBACK = "pytorch_lightning.Callback"
 
 _MODULE_HOOKS = (
-    Hook(_MODULE, "configure_sharded_model", "configure_model",
-         "as `configure_model()`, inside the strategy's sharded context after the setup hooks", make=call_old),
+    Hook(
+        _MODULE,
+        "configure_sharded_model",
+        "configure_model",
+        "as `configure_model()`, inside the strategy's sharded context after the setup hooks",
+        make=call_old,
+    ),
     *_steps.module_hooks(_MODULE),
 )
 
 _CALLBACK_HOOKS = (
     *_steps.callback_hooks(_CALLBACK),
-    Hook(_CALLBACK, "on_before_accelerator_backend_setup", "setup",
-         "from `setup(trainer, module, stage)` (the process group is up)", exclusive=False),
+    Hook(
+        _CALLBACK,
+        "on_before_accelerator_backend_setup",
+        "setup",
+        "from `setup(trainer, module, stage)` (the process group is up)",
+        exclusive=False,
+    ),
     Hook(_CALLBACK, "on_configure_sharded_model", "setup", "from `setup(trainer, module, stage)`", exclusive=False),
 )
 _LEGACY_CALLBACK_HOOKS = ("on_before_accelerator_backend_setup", "on_configure_sharded_model")  # from setup

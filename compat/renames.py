@@ -146,7 +146,7 @@ def compat_path(path: str) -> str:
     """The ``compat.`` path of a ``pytorch_lightning.`` path."""
     prefix = "pytorch_lightning"
     if path == prefix or path.startswith(prefix + "."):
-        return "compat" + path[len(prefix):]
+        return "compat" + path[len(prefix) :]
     return path
 
 
@@ -158,7 +158,10 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.environments",
         strategies="strategies",
         lightning="lightning.pytorch.plugins.environments",
-        renamed_in="1.8", row=84, automatic=False, lightning_automatic=True,
+        renamed_in="1.8",
+        row=84,
+        automatic=False,
+        lightning_automatic=True,
         hint=(
             "import each environment from `strategies` by name (LightningEnvironment is "
             "LocalEnvironment there; Kubeflow/LSF have no counterpart)"
@@ -170,10 +173,10 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.accelerators.Accelerator",
         strategies="strategies.Accelerator",
         lightning="lightning.pytorch.accelerators.Accelerator",
-        renamed_in="1.6", row=24, automatic=False,
-        aliases=(
-            "pytorch_lightning.accelerators.accelerator.Accelerator",
-        ),
+        renamed_in="1.6",
+        row=24,
+        automatic=False,
+        aliases=("pytorch_lightning.accelerators.accelerator.Accelerator",),
         hint=(
             "Accelerator is device-only and takes no arguments: move training logic to a Strategy "
             "subclass and pass precision/strategy to the Trainer"
@@ -184,13 +187,12 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.Plugin",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=53, automatic=False,
-        aliases=(
-            "pytorch_lightning.plugins.base_plugin.Plugin",
-        ),
+        renamed_in="1.5",
+        row=53,
+        automatic=False,
+        aliases=("pytorch_lightning.plugins.base_plugin.Plugin",),
         hint=(
-            "there is no common plugin base any more: subclass Strategy for training logic or "
-            "Precision for numerics"
+            "there is no common plugin base any more: subclass Strategy for training logic or Precision for numerics"
         ),
     ),
     Rename(
@@ -198,7 +200,8 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.TrainingTypePlugin",
         strategies="strategies.Strategy",
         lightning="lightning.pytorch.strategies.Strategy",
-        renamed_in="1.6", row=54,
+        renamed_in="1.6",
+        row=54,
         bases=("pytorch_lightning.plugins.Plugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.TrainingTypePlugin",
@@ -210,7 +213,8 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.ParallelPlugin",
         strategies="strategies.ParallelStrategy",
         lightning="lightning.pytorch.strategies.ParallelStrategy",
-        renamed_in="1.6", row=55,
+        renamed_in="1.6",
+        row=55,
         bases=("pytorch_lightning.plugins.TrainingTypePlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.ParallelPlugin",
@@ -222,7 +226,8 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.SingleDevicePlugin",
         strategies="strategies.SingleDeviceStrategy",
         lightning="lightning.pytorch.strategies.SingleDeviceStrategy",
-        renamed_in="1.6", row=56,
+        renamed_in="1.6",
+        row=56,
         bases=("pytorch_lightning.plugins.TrainingTypePlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.SingleDevicePlugin",
@@ -234,7 +239,8 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.DDPPlugin",
         strategies="strategies.DDPStrategy",
         lightning="lightning.pytorch.strategies.DDPStrategy",
-        renamed_in="1.6", row=57,
+        renamed_in="1.6",
+        row=57,
         bases=("pytorch_lightning.plugins.ParallelPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.DDPPlugin",
@@ -246,15 +252,16 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.DDPSpawnPlugin",
         strategies="strategies.DDPSpawnStrategy",
         lightning="lightning.pytorch.strategies.DDPStrategy",
-        renamed_in="1.6", row=58, lightning_automatic=False,
+        renamed_in="1.6",
+        row=58,
+        lightning_automatic=False,
         bases=("pytorch_lightning.plugins.ParallelPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.DDPSpawnPlugin",
             "pytorch_lightning.plugins.training_type.ddp_spawn.DDPSpawnPlugin",
         ),
         hint=(
-            "Lightning 2.x has no DDPSpawnStrategy: pass start_method='spawn' to DDPStrategy to "
-            "keep spawning workers"
+            "Lightning 2.x has no DDPSpawnStrategy: pass start_method='spawn' to DDPStrategy to keep spawning workers"
         ),
     ),
     Rename(
@@ -262,7 +269,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.DDP2Plugin",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=59, automatic=False,
+        renamed_in="1.6",
+        row=59,
+        automatic=False,
         bases=("pytorch_lightning.plugins.DDPPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.DDP2Plugin",
@@ -278,7 +287,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.DDPShardedPlugin",
         strategies="strategies.FSDPStrategy",
         lightning="lightning.pytorch.strategies.FSDPStrategy",
-        renamed_in="1.9", row=60, automatic=False,
+        renamed_in="1.9",
+        row=60,
+        automatic=False,
         bases=("pytorch_lightning.plugins.DDPPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.DDPShardedPlugin",
@@ -294,7 +305,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.DDPSpawnShardedPlugin",
         strategies="strategies.FSDPStrategy",
         lightning="lightning.pytorch.strategies.FSDPStrategy",
-        renamed_in="1.9", row=60, automatic=False,
+        renamed_in="1.9",
+        row=60,
+        automatic=False,
         bases=("pytorch_lightning.plugins.DDPSpawnPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.DDPSpawnShardedPlugin",
@@ -310,7 +323,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.DDPFullyShardedPlugin",
         strategies="strategies.FSDPStrategy",
         lightning="lightning.pytorch.strategies.FSDPStrategy",
-        renamed_in="1.9", row=61, automatic=False,
+        renamed_in="1.9",
+        row=61,
+        automatic=False,
         bases=("pytorch_lightning.plugins.DDPPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.DDPFullyShardedPlugin",
@@ -327,7 +342,8 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.DeepSpeedPlugin",
         strategies="strategies.DeepSpeedStrategy",
         lightning="lightning.pytorch.strategies.DeepSpeedStrategy",
-        renamed_in="1.6", row=62,
+        renamed_in="1.6",
+        row=62,
         bases=("pytorch_lightning.plugins.DDPPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.DeepSpeedPlugin",
@@ -343,7 +359,8 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.DataParallelPlugin",
         strategies="strategies.DataParallelStrategy",
         lightning=None,
-        renamed_in="1.6", row=63,
+        renamed_in="1.6",
+        row=63,
         hint="Lightning 2.x has no DataParallel strategy: use DDPStrategy there (one process per device)",
         bases=("pytorch_lightning.plugins.ParallelPlugin",),
         aliases=(
@@ -356,7 +373,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.HorovodPlugin",
         strategies=None,
         lightning=None,
-        renamed_in="1.9", row=64, automatic=False,
+        renamed_in="1.9",
+        row=64,
+        automatic=False,
         bases=("pytorch_lightning.plugins.ParallelPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.HorovodPlugin",
@@ -372,7 +391,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.TPUSpawnPlugin",
         strategies=None,
         lightning="lightning.pytorch.strategies.XLAStrategy",
-        renamed_in="1.6", row=65, automatic=False,
+        renamed_in="1.6",
+        row=65,
+        automatic=False,
         bases=("pytorch_lightning.plugins.DDPSpawnPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.TPUSpawnPlugin",
@@ -385,7 +406,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.SingleTPUPlugin",
         strategies=None,
         lightning="lightning.pytorch.strategies.SingleDeviceXLAStrategy",
-        renamed_in="1.6", row=66, automatic=False,
+        renamed_in="1.6",
+        row=66,
+        automatic=False,
         bases=("pytorch_lightning.plugins.SingleDevicePlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.SingleTPUPlugin",
@@ -398,7 +421,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.RPCPlugin",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=67, automatic=False,
+        renamed_in="1.4",
+        row=67,
+        automatic=False,
         bases=("pytorch_lightning.plugins.DDPPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.RPCPlugin",
@@ -414,7 +439,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.RPCSequentialPlugin",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=67, automatic=False,
+        renamed_in="1.4",
+        row=67,
+        automatic=False,
         bases=("pytorch_lightning.plugins.RPCPlugin",),
         aliases=(
             "pytorch_lightning.plugins.training_type.RPCSequentialPlugin",
@@ -430,11 +457,11 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.accelerators.GPUAccelerator",
         strategies="strategies.CUDAAccelerator",
         lightning="lightning.pytorch.accelerators.CUDAAccelerator",
-        renamed_in="1.7", row=68, automatic=False,
+        renamed_in="1.7",
+        row=68,
+        automatic=False,
         bases=("pytorch_lightning.accelerators.Accelerator",),
-        aliases=(
-            "pytorch_lightning.accelerators.gpu.GPUAccelerator",
-        ),
+        aliases=("pytorch_lightning.accelerators.gpu.GPUAccelerator",),
         hint=(
             "takes no arguments now (devices only): pass the precision and the strategy to the "
             "Trainer; training logic (setup, steps, collectives) belongs in a Strategy"
@@ -445,11 +472,11 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.accelerators.TPUAccelerator",
         strategies=None,
         lightning="lightning.pytorch.accelerators.XLAAccelerator",
-        renamed_in="2.1", row=69, automatic=False,
+        renamed_in="2.1",
+        row=69,
+        automatic=False,
         bases=("pytorch_lightning.accelerators.Accelerator",),
-        aliases=(
-            "pytorch_lightning.accelerators.tpu.TPUAccelerator",
-        ),
+        aliases=("pytorch_lightning.accelerators.tpu.TPUAccelerator",),
         hint="strategies has no TPU/XLA support: keep Lightning (--target lightning) for TPUs",
     ),
     Rename(
@@ -457,7 +484,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.NativeMixedPrecisionPlugin",
         strategies="strategies.MixedPrecision",
         lightning="lightning.pytorch.plugins.precision.MixedPrecision",
-        renamed_in="1.9", row=72, automatic=False,
+        renamed_in="1.9",
+        row=72,
+        automatic=False,
         bases=("pytorch_lightning.plugins.MixedPrecisionPlugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.NativeMixedPrecisionPlugin",
@@ -473,7 +502,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.ApexMixedPrecisionPlugin",
         strategies=None,
         lightning=None,
-        renamed_in="1.9", row=73, automatic=False,
+        renamed_in="1.9",
+        row=73,
+        automatic=False,
         bases=("pytorch_lightning.plugins.MixedPrecisionPlugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.ApexMixedPrecisionPlugin",
@@ -486,13 +517,13 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.ShardedNativeMixedPrecisionPlugin",
         strategies=None,
         lightning="lightning.pytorch.plugins.precision.FSDPPrecision",
-        renamed_in="1.9", row=74, automatic=False,
+        renamed_in="1.9",
+        row=74,
+        automatic=False,
         bases=("pytorch_lightning.plugins.NativeMixedPrecisionPlugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.ShardedNativeMixedPrecisionPlugin",
-            (
-                "pytorch_lightning.plugins.precision.sharded_native_amp.ShardedNativeMixedPrecisionPlugin"
-            ),
+            ("pytorch_lightning.plugins.precision.sharded_native_amp.ShardedNativeMixedPrecisionPlugin"),
         ),
         hint=(
             "drop the plugin and use Trainer(strategy='fsdp', precision='16-mixed'): the strategy "
@@ -504,13 +535,13 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.FullyShardedNativeMixedPrecisionPlugin",
         strategies=None,
         lightning="lightning.pytorch.plugins.precision.FSDPPrecision",
-        renamed_in="1.9", row=74, automatic=False,
+        renamed_in="1.9",
+        row=74,
+        automatic=False,
         bases=("pytorch_lightning.plugins.NativeMixedPrecisionPlugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.FullyShardedNativeMixedPrecisionPlugin",
-            (
-                "pytorch_lightning.plugins.precision.fully_sharded_native_amp.FullyShardedNativeMixedPrecisionPlugin"
-            ),
+            ("pytorch_lightning.plugins.precision.fully_sharded_native_amp.FullyShardedNativeMixedPrecisionPlugin"),
         ),
         hint=(
             "drop the plugin and use Trainer(strategy='fsdp', precision='16-mixed'): the strategy "
@@ -522,7 +553,9 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.TPUHalfPrecisionPlugin",
         strategies=None,
         lightning="lightning.pytorch.plugins.precision.XLAPrecision",
-        renamed_in="1.5", row=75, automatic=False,
+        renamed_in="1.5",
+        row=75,
+        automatic=False,
         bases=("pytorch_lightning.plugins.PrecisionPlugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.TPUHalfPrecisionPlugin",
@@ -587,11 +620,10 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.accelerators.CPUAccelerator",
         strategies="strategies.CPUAccelerator",
         lightning="lightning.pytorch.accelerators.CPUAccelerator",
-        renamed_in="1.6", automatic=False,
+        renamed_in="1.6",
+        automatic=False,
         bases=("pytorch_lightning.accelerators.Accelerator",),
-        aliases=(
-            "pytorch_lightning.accelerators.cpu.CPUAccelerator",
-        ),
+        aliases=("pytorch_lightning.accelerators.cpu.CPUAccelerator",),
         hint=(
             "takes no arguments now (devices only): pass the precision and the strategy to the "
             "Trainer; training logic (setup, steps, collectives) belongs in a Strategy"
@@ -614,7 +646,8 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.MixedPrecisionPlugin",
         strategies="strategies.MixedPrecision",
         lightning="lightning.pytorch.plugins.precision.MixedPrecision",
-        renamed_in="2.1", automatic=False,
+        renamed_in="2.1",
+        automatic=False,
         bases=("pytorch_lightning.plugins.PrecisionPlugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.MixedPrecisionPlugin",
@@ -630,7 +663,8 @@ RENAMES: tuple[Rename, ...] = (
         "pytorch_lightning.plugins.DeepSpeedPrecisionPlugin",
         strategies=None,
         lightning="lightning.pytorch.plugins.precision.DeepSpeedPrecision",
-        renamed_in="2.1", automatic=False,
+        renamed_in="2.1",
+        automatic=False,
         bases=("pytorch_lightning.plugins.PrecisionPlugin",),
         aliases=(
             "pytorch_lightning.plugins.precision.DeepSpeedPrecisionPlugin",
@@ -673,9 +707,7 @@ RENAMES: tuple[Rename, ...] = (
         bases=("pytorch_lightning.plugins.ClusterEnvironment",),
         aliases=(
             "pytorch_lightning.plugins.environments.TorchElasticEnvironment",
-            (
-                "pytorch_lightning.plugins.environments.torchelastic_environment.TorchElasticEnvironment"
-            ),
+            ("pytorch_lightning.plugins.environments.torchelastic_environment.TorchElasticEnvironment"),
         ),
     ),
     Rename(
@@ -697,11 +729,10 @@ RENAMES: tuple[Rename, ...] = (
         member="call_setup_hook",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=21, automatic=False,
-        hint=(
-            "internal to the Trainer now: call trainer.fit/validate/test/predict, which run these "
-            "steps in order"
-        ),
+        renamed_in="1.4",
+        row=21,
+        automatic=False,
+        hint=("internal to the Trainer now: call trainer.fit/validate/test/predict, which run these steps in order"),
     ),
     Rename(
         Kind.METHOD,
@@ -709,11 +740,10 @@ RENAMES: tuple[Rename, ...] = (
         member="call_configure_sharded_model",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=21, automatic=False,
-        hint=(
-            "internal to the Trainer now: call trainer.fit/validate/test/predict, which run these "
-            "steps in order"
-        ),
+        renamed_in="1.4",
+        row=21,
+        automatic=False,
+        hint=("internal to the Trainer now: call trainer.fit/validate/test/predict, which run these steps in order"),
     ),
     Rename(
         Kind.METHOD,
@@ -721,11 +751,10 @@ RENAMES: tuple[Rename, ...] = (
         member="pre_dispatch",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=21, automatic=False,
-        hint=(
-            "internal to the Trainer now: call trainer.fit/validate/test/predict, which run these "
-            "steps in order"
-        ),
+        renamed_in="1.4",
+        row=21,
+        automatic=False,
+        hint=("internal to the Trainer now: call trainer.fit/validate/test/predict, which run these steps in order"),
     ),
     Rename(
         Kind.METHOD,
@@ -733,11 +762,10 @@ RENAMES: tuple[Rename, ...] = (
         member="dispatch",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=21, automatic=False,
-        hint=(
-            "internal to the Trainer now: call trainer.fit/validate/test/predict, which run these "
-            "steps in order"
-        ),
+        renamed_in="1.4",
+        row=21,
+        automatic=False,
+        hint=("internal to the Trainer now: call trainer.fit/validate/test/predict, which run these steps in order"),
     ),
     Rename(
         Kind.METHOD,
@@ -745,11 +773,10 @@ RENAMES: tuple[Rename, ...] = (
         member="post_dispatch",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=21, automatic=False,
-        hint=(
-            "internal to the Trainer now: call trainer.fit/validate/test/predict, which run these "
-            "steps in order"
-        ),
+        renamed_in="1.4",
+        row=21,
+        automatic=False,
+        hint=("internal to the Trainer now: call trainer.fit/validate/test/predict, which run these steps in order"),
     ),
     Rename(
         Kind.METHOD,
@@ -757,11 +784,10 @@ RENAMES: tuple[Rename, ...] = (
         member="call_teardown_hook",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=21, automatic=False,
-        hint=(
-            "internal to the Trainer now: call trainer.fit/validate/test/predict, which run these "
-            "steps in order"
-        ),
+        renamed_in="1.4",
+        row=21,
+        automatic=False,
+        hint=("internal to the Trainer now: call trainer.fit/validate/test/predict, which run these steps in order"),
     ),
     Rename(
         Kind.METHOD,
@@ -769,11 +795,10 @@ RENAMES: tuple[Rename, ...] = (
         member="run_train",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=21, automatic=False,
-        hint=(
-            "internal to the Trainer now: call trainer.fit/validate/test/predict, which run these "
-            "steps in order"
-        ),
+        renamed_in="1.4",
+        row=21,
+        automatic=False,
+        hint=("internal to the Trainer now: call trainer.fit/validate/test/predict, which run these steps in order"),
     ),
     Rename(
         Kind.METHOD,
@@ -781,11 +806,10 @@ RENAMES: tuple[Rename, ...] = (
         member="run_test",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=21, automatic=False,
-        hint=(
-            "internal to the Trainer now: call trainer.fit/validate/test/predict, which run these "
-            "steps in order"
-        ),
+        renamed_in="1.4",
+        row=21,
+        automatic=False,
+        hint=("internal to the Trainer now: call trainer.fit/validate/test/predict, which run these steps in order"),
     ),
     Rename(
         Kind.METHOD,
@@ -793,11 +817,10 @@ RENAMES: tuple[Rename, ...] = (
         member="run_predict",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=21, automatic=False,
-        hint=(
-            "internal to the Trainer now: call trainer.fit/validate/test/predict, which run these "
-            "steps in order"
-        ),
+        renamed_in="1.4",
+        row=21,
+        automatic=False,
+        hint=("internal to the Trainer now: call trainer.fit/validate/test/predict, which run these steps in order"),
     ),
     Rename(
         Kind.METHOD,
@@ -805,11 +828,10 @@ RENAMES: tuple[Rename, ...] = (
         member="connect_training_type_plugin",
         strategies=None,
         lightning=None,
-        renamed_in="1.3", row=25, automatic=False,
-        hint=(
-            "the Trainer calls strategy.connect(module) itself: drop the call, or override "
-            "Strategy.connect"
-        ),
+        renamed_in="1.3",
+        row=25,
+        automatic=False,
+        hint=("the Trainer calls strategy.connect(module) itself: drop the call, or override Strategy.connect"),
     ),
     Rename(
         Kind.METHOD,
@@ -817,11 +839,10 @@ RENAMES: tuple[Rename, ...] = (
         member="connect_precision_plugin",
         strategies=None,
         lightning=None,
-        renamed_in="1.3", row=26, automatic=False,
-        hint=(
-            "the strategy sets up its precision inside setup(trainer): drop the call, or override "
-            "Strategy.setup"
-        ),
+        renamed_in="1.3",
+        row=26,
+        automatic=False,
+        hint=("the strategy sets up its precision inside setup(trainer): drop the call, or override Strategy.setup"),
     ),
     Rename(
         Kind.METHOD,
@@ -829,7 +850,9 @@ RENAMES: tuple[Rename, ...] = (
         member="setup",
         strategies=None,
         lightning="setup",
-        renamed_in="1.5", row=27, automatic=False,
+        renamed_in="1.5",
+        row=27,
+        automatic=False,
         hint=(
             "device work goes to setup_device(device); model and optimizer work to "
             "Strategy.setup(trainer), which runs after the user's setup hooks"
@@ -841,7 +864,9 @@ RENAMES: tuple[Rename, ...] = (
         member="setup",
         strategies="setup",
         lightning="setup",
-        renamed_in="1.6", row=28, automatic=False,
+        renamed_in="1.6",
+        row=28,
+        automatic=False,
         hint=(
             "now setup(trainer), called after the setup hooks with the module in self.module; "
             "child launching moved to the launcher, the process group to setup_distributed()"
@@ -853,11 +878,10 @@ RENAMES: tuple[Rename, ...] = (
         member="connect",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=29, automatic=False,
-        hint=(
-            "call trainer.strategy.connect(module); the Trainer already does it before the setup "
-            "hooks"
-        ),
+        renamed_in="1.5",
+        row=29,
+        automatic=False,
+        hint=("call trainer.strategy.connect(module); the Trainer already does it before the setup hooks"),
     ),
     Rename(
         Kind.METHOD,
@@ -865,7 +889,9 @@ RENAMES: tuple[Rename, ...] = (
         member="setup_environment",
         strategies="setup_device",
         lightning="setup_device",
-        renamed_in="1.8", row=30, automatic=False,
+        renamed_in="1.8",
+        row=30,
+        automatic=False,
         hint=(
             "device selection goes to setup_device(device); process-group work to "
             "Strategy.setup_environment()/setup_distributed()"
@@ -877,7 +903,9 @@ RENAMES: tuple[Rename, ...] = (
         member="start_training",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=31, automatic=False,
+        renamed_in="1.5",
+        row=31,
+        automatic=False,
         hint=(
             "the Trainer runs each stage itself: put per-run setup in Strategy.setup(trainer) and "
             "customise strategy.launcher to change how processes start"
@@ -889,7 +917,9 @@ RENAMES: tuple[Rename, ...] = (
         member="start_evaluating",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=31, automatic=False,
+        renamed_in="1.5",
+        row=31,
+        automatic=False,
         hint=(
             "the Trainer runs each stage itself: put per-run setup in Strategy.setup(trainer) and "
             "customise strategy.launcher to change how processes start"
@@ -901,7 +931,9 @@ RENAMES: tuple[Rename, ...] = (
         member="start_predicting",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=31, automatic=False,
+        renamed_in="1.5",
+        row=31,
+        automatic=False,
         hint=(
             "the Trainer runs each stage itself: put per-run setup in Strategy.setup(trainer) and "
             "customise strategy.launcher to change how processes start"
@@ -913,7 +945,9 @@ RENAMES: tuple[Rename, ...] = (
         member="start_training",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=32, automatic=False,
+        renamed_in="1.6",
+        row=32,
+        automatic=False,
         hint=(
             "no dispatch step any more: strategy.launcher starts the processes and the Trainer "
             "runs the loop; move per-process code to setup_environment() or setup(trainer)"
@@ -925,7 +959,9 @@ RENAMES: tuple[Rename, ...] = (
         member="start_evaluating",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=32, automatic=False,
+        renamed_in="1.6",
+        row=32,
+        automatic=False,
         hint=(
             "no dispatch step any more: strategy.launcher starts the processes and the Trainer "
             "runs the loop; move per-process code to setup_environment() or setup(trainer)"
@@ -937,7 +973,9 @@ RENAMES: tuple[Rename, ...] = (
         member="start_predicting",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=32, automatic=False,
+        renamed_in="1.6",
+        row=32,
+        automatic=False,
         hint=(
             "no dispatch step any more: strategy.launcher starts the processes and the Trainer "
             "runs the loop; move per-process code to setup_environment() or setup(trainer)"
@@ -949,7 +987,9 @@ RENAMES: tuple[Rename, ...] = (
         member="start_testing",
         strategies=None,
         lightning=None,
-        renamed_in="1.3", row=33, automatic=False,
+        renamed_in="1.3",
+        row=33,
+        automatic=False,
         hint="the Trainer runs validate/test itself: put per-run setup in Strategy.setup(trainer)",
     ),
     Rename(
@@ -958,7 +998,9 @@ RENAMES: tuple[Rename, ...] = (
         member="start_testing",
         strategies=None,
         lightning=None,
-        renamed_in="1.3", row=33, automatic=False,
+        renamed_in="1.3",
+        row=33,
+        automatic=False,
         hint=(
             "no dispatch step any more: strategy.launcher starts the processes and the Trainer "
             "runs the loop; move per-process code to setup_environment() or setup(trainer)"
@@ -970,7 +1012,9 @@ RENAMES: tuple[Rename, ...] = (
         member="predict",
         strategies=None,
         lightning=None,
-        renamed_in="1.3", row=34, automatic=False,
+        renamed_in="1.3",
+        row=34,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.predict_step(...)",
     ),
     Rename(
@@ -979,7 +1023,8 @@ RENAMES: tuple[Rename, ...] = (
         member="predict",
         strategies="predict_step",
         lightning="predict_step",
-        renamed_in="1.3", row=34,
+        renamed_in="1.3",
+        row=34,
     ),
     Rename(
         Kind.METHOD,
@@ -987,7 +1032,9 @@ RENAMES: tuple[Rename, ...] = (
         member="pre_dispatch",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=35, automatic=False,
+        renamed_in="1.6",
+        row=35,
+        automatic=False,
         hint="move the code to Strategy.setup(trainer), which runs after the setup hooks",
     ),
     Rename(
@@ -996,7 +1043,9 @@ RENAMES: tuple[Rename, ...] = (
         member="dispatch",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=35, automatic=False,
+        renamed_in="1.6",
+        row=35,
+        automatic=False,
         hint="no dispatch step any more: the Trainer runs the loop after Strategy.setup(trainer)",
     ),
     Rename(
@@ -1005,7 +1054,9 @@ RENAMES: tuple[Rename, ...] = (
         member="post_dispatch",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=35, automatic=False,
+        renamed_in="1.6",
+        row=35,
+        automatic=False,
         hint="move the code to Strategy.teardown()",
     ),
     Rename(
@@ -1014,11 +1065,10 @@ RENAMES: tuple[Rename, ...] = (
         member="pre_dispatch",
         strategies="setup",
         lightning="setup",
-        renamed_in="1.6", row=36, automatic=False,
-        hint=(
-            "merge the body into setup(self, trainer) after super().setup(trainer), which moves "
-            "and wraps the model"
-        ),
+        renamed_in="1.6",
+        row=36,
+        automatic=False,
+        hint=("merge the body into setup(self, trainer) after super().setup(trainer), which moves and wraps the model"),
     ),
     Rename(
         Kind.METHOD,
@@ -1026,10 +1076,11 @@ RENAMES: tuple[Rename, ...] = (
         member="dispatch",
         strategies=None,
         lightning=None,
-        renamed_in="2.0", row=37, automatic=False,
+        renamed_in="2.0",
+        row=37,
+        automatic=False,
         hint=(
-            "removed: the Trainer runs the loop after setup(trainer); move the code there or to an"
-            " on_fit_start hook"
+            "removed: the Trainer runs the loop after setup(trainer); move the code there or to an on_fit_start hook"
         ),
     ),
     Rename(
@@ -1038,7 +1089,9 @@ RENAMES: tuple[Rename, ...] = (
         member="dispatch",
         strategies=None,
         lightning=None,
-        renamed_in="2.0", row=37, automatic=False,
+        renamed_in="2.0",
+        row=37,
+        automatic=False,
         hint="removed: drop the override (the Trainer runs the loop)",
     ),
     Rename(
@@ -1047,7 +1100,9 @@ RENAMES: tuple[Rename, ...] = (
         member="post_dispatch",
         strategies="teardown",
         lightning="teardown",
-        renamed_in="1.6", row=38, automatic=False,
+        renamed_in="1.6",
+        row=38,
+        automatic=False,
         hint=(
             "move the body into teardown(), which takes no trainer and runs after the loops on "
             "every process (the DDP-spawn parent gets results back from fit)"
@@ -1059,7 +1114,9 @@ RENAMES: tuple[Rename, ...] = (
         member="pre_dispatch",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=39, automatic=False,
+        renamed_in="1.6",
+        row=39,
+        automatic=False,
         hint="removed: do the work in __init__, or in the strategy's setup(trainer)",
     ),
     Rename(
@@ -1068,7 +1125,9 @@ RENAMES: tuple[Rename, ...] = (
         member="new_process",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=40, automatic=False,
+        renamed_in="1.6",
+        row=40,
+        automatic=False,
         hint=(
             "per-worker code goes to setup_environment() or setup(trainer), which run inside each "
             "spawned worker; MultiprocessingLauncher does the spawning"
@@ -1080,7 +1139,9 @@ RENAMES: tuple[Rename, ...] = (
         member="get_mp_spawn_kwargs",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=41, automatic=False,
+        renamed_in="1.6",
+        row=41,
+        automatic=False,
         hint="spawn options belong to MultiprocessingLauncher (strategy.launcher)",
     ),
     Rename(
@@ -1089,10 +1150,10 @@ RENAMES: tuple[Rename, ...] = (
         member="transfer_distrib_spawn_state_on_fit_end",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=41, automatic=False,
-        hint=(
-            "the launcher sends rank 0's weights and metrics back to the parent: drop the override"
-        ),
+        renamed_in="1.6",
+        row=41,
+        automatic=False,
+        hint=("the launcher sends rank 0's weights and metrics back to the parent: drop the override"),
     ),
     Rename(
         Kind.METHOD,
@@ -1100,7 +1161,8 @@ RENAMES: tuple[Rename, ...] = (
         member="init_ddp_connection",
         strategies="setup_distributed",
         lightning="setup_distributed",
-        renamed_in="1.5", row=42,
+        renamed_in="1.5",
+        row=42,
         params=(
             ("global_rank", "self.global_rank"),
             ("world_size", "self.world_size"),
@@ -1116,7 +1178,8 @@ RENAMES: tuple[Rename, ...] = (
         member="init_ddp_connection",
         strategies="setup_distributed",
         lightning="setup_distributed",
-        renamed_in="1.5", row=42,
+        renamed_in="1.5",
+        row=42,
         params=(
             ("global_rank", "self.global_rank"),
             ("world_size", "self.world_size"),
@@ -1132,7 +1195,9 @@ RENAMES: tuple[Rename, ...] = (
         member="init_optimizers",
         strategies="setup_optimizers",
         lightning="setup_optimizers",
-        renamed_in="1.6", row=47, automatic=False,
+        renamed_in="1.6",
+        row=47,
+        automatic=False,
         hint=(
             "setup_optimizers(trainer) stores self.optimizers instead of returning them and takes "
             "the module from self.module: call super() and adjust"
@@ -1144,7 +1209,9 @@ RENAMES: tuple[Rename, ...] = (
         member="barrier",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=50, automatic=False,
+        renamed_in="1.5",
+        row=50,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.barrier(...)",
     ),
     Rename(
@@ -1153,7 +1220,9 @@ RENAMES: tuple[Rename, ...] = (
         member="broadcast",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=50, automatic=False,
+        renamed_in="1.5",
+        row=50,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.broadcast(...)",
     ),
     Rename(
@@ -1162,7 +1231,9 @@ RENAMES: tuple[Rename, ...] = (
         member="all_gather",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=50, automatic=False,
+        renamed_in="1.5",
+        row=50,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.all_gather(...)",
     ),
     Rename(
@@ -1171,7 +1242,9 @@ RENAMES: tuple[Rename, ...] = (
         member="training_step",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=50, automatic=False,
+        renamed_in="1.5",
+        row=50,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.training_step(...)",
     ),
     Rename(
@@ -1180,7 +1253,9 @@ RENAMES: tuple[Rename, ...] = (
         member="validation_step",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=50, automatic=False,
+        renamed_in="1.5",
+        row=50,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.validation_step(...)",
     ),
     Rename(
@@ -1189,7 +1264,9 @@ RENAMES: tuple[Rename, ...] = (
         member="test_step",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=50, automatic=False,
+        renamed_in="1.5",
+        row=50,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.test_step(...)",
     ),
     Rename(
@@ -1198,7 +1275,9 @@ RENAMES: tuple[Rename, ...] = (
         member="backward",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=50, automatic=False,
+        renamed_in="1.5",
+        row=50,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.backward(...)",
     ),
     Rename(
@@ -1207,7 +1286,9 @@ RENAMES: tuple[Rename, ...] = (
         member="optimizer_step",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=50, automatic=False,
+        renamed_in="1.5",
+        row=50,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.optimizer_step(...)",
     ),
     Rename(
@@ -1216,7 +1297,9 @@ RENAMES: tuple[Rename, ...] = (
         member="setup_optimizers",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=50, automatic=False,
+        renamed_in="1.6",
+        row=50,
+        automatic=False,
         hint="override Strategy.setup_optimizers(trainer) instead (Accelerator is device-only)",
     ),
     Rename(
@@ -1225,7 +1308,9 @@ RENAMES: tuple[Rename, ...] = (
         member="model_sharded_context",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=51, automatic=False,
+        renamed_in="1.6",
+        row=51,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.model_sharded_context()",
     ),
     Rename(
@@ -1234,7 +1319,8 @@ RENAMES: tuple[Rename, ...] = (
         member="master_params",
         strategies="main_params",
         lightning="main_params",
-        renamed_in="1.5", row=70,
+        renamed_in="1.5",
+        row=70,
     ),
     Rename(
         Kind.METHOD,
@@ -1242,11 +1328,10 @@ RENAMES: tuple[Rename, ...] = (
         member="on_save_checkpoint",
         strategies="state_dict",
         lightning="state_dict",
-        renamed_in="1.6", row=71, automatic=False,
-        hint=(
-            "return the plugin's own state from state_dict() instead of writing it into the "
-            "checkpoint dict"
-        ),
+        renamed_in="1.6",
+        row=71,
+        automatic=False,
+        hint=("return the plugin's own state from state_dict() instead of writing it into the checkpoint dict"),
     ),
     Rename(
         Kind.METHOD,
@@ -1254,11 +1339,10 @@ RENAMES: tuple[Rename, ...] = (
         member="on_load_checkpoint",
         strategies="load_state_dict",
         lightning="load_state_dict",
-        renamed_in="1.6", row=71, automatic=False,
-        hint=(
-            "restore in load_state_dict(state_dict), which receives only what state_dict() "
-            "returned"
-        ),
+        renamed_in="1.6",
+        row=71,
+        automatic=False,
+        hint=("restore in load_state_dict(state_dict), which receives only what state_dict() returned"),
     ),
     Rename(
         Kind.METHOD,
@@ -1266,7 +1350,9 @@ RENAMES: tuple[Rename, ...] = (
         member="creates_children",
         strategies="creates_processes_externally",
         lightning="creates_processes_externally",
-        renamed_in="1.5", row=80, to_property=True,
+        renamed_in="1.5",
+        row=80,
+        to_property=True,
     ),
     Rename(
         Kind.METHOD,
@@ -1274,7 +1360,9 @@ RENAMES: tuple[Rename, ...] = (
         member="master_address",
         strategies="main_address",
         lightning="main_address",
-        renamed_in="1.6", row=81, to_property=True,
+        renamed_in="1.6",
+        row=81,
+        to_property=True,
     ),
     Rename(
         Kind.METHOD,
@@ -1282,7 +1370,9 @@ RENAMES: tuple[Rename, ...] = (
         member="master_port",
         strategies="main_port",
         lightning="main_port",
-        renamed_in="1.6", row=81, to_property=True,
+        renamed_in="1.6",
+        row=81,
+        to_property=True,
     ),
     Rename(
         Kind.METHOD,
@@ -1290,7 +1380,8 @@ RENAMES: tuple[Rename, ...] = (
         member="is_using_torchelastic",
         strategies="detect",
         lightning="detect",
-        renamed_in="1.6", row=82,
+        renamed_in="1.6",
+        row=82,
     ),
     # -------------------- properties ----------------------------------------------------------
     Rename(
@@ -1299,7 +1390,9 @@ RENAMES: tuple[Rename, ...] = (
         member="torch_distributed_backend",
         strategies="process_group_backend",
         lightning="process_group_backend",
-        renamed_in="1.6", row=23, automatic=False,
+        renamed_in="1.6",
+        row=23,
+        automatic=False,
         hint=(
             "pass DDPStrategy(process_group_backend=...) instead of setting "
             "PL_TORCH_DISTRIBUTED_BACKEND (default: nccl on CUDA, gloo on CPU); in Lightning only "
@@ -1312,7 +1405,9 @@ RENAMES: tuple[Rename, ...] = (
         member="mp_spawn_kwargs",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=41, automatic=False,
+        renamed_in="1.6",
+        row=41,
+        automatic=False,
         hint="spawn options belong to MultiprocessingLauncher (strategy.launcher)",
     ),
     Rename(
@@ -1321,11 +1416,10 @@ RENAMES: tuple[Rename, ...] = (
         member="on_gpu",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=46, automatic=False,
-        hint=(
-            "check self.root_device.type == 'cuda' (or isinstance(self.accelerator, "
-            "CUDAAccelerator))"
-        ),
+        renamed_in="1.6",
+        row=46,
+        automatic=False,
+        hint=("check self.root_device.type == 'cuda' (or isinstance(self.accelerator, CUDAAccelerator))"),
     ),
     Rename(
         Kind.PROPERTY,
@@ -1333,11 +1427,10 @@ RENAMES: tuple[Rename, ...] = (
         member="on_tpu",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=46, automatic=False,
-        hint=(
-            "strategies has no TPU support: drop the branch (Lightning: self.root_device.type == "
-            "'xla')"
-        ),
+        renamed_in="1.6",
+        row=46,
+        automatic=False,
+        hint=("strategies has no TPU support: drop the branch (Lightning: self.root_device.type == 'xla')"),
     ),
     Rename(
         Kind.PROPERTY,
@@ -1345,11 +1438,10 @@ RENAMES: tuple[Rename, ...] = (
         member="setup_optimizers_in_pre_dispatch",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=48, automatic=False,
-        hint=(
-            "override setup(trainer) and create the optimizers after wrapping the model, as "
-            "DeepSpeedStrategy does"
-        ),
+        renamed_in="1.6",
+        row=48,
+        automatic=False,
+        hint=("override setup(trainer) and create the optimizers after wrapping the model, as DeepSpeedStrategy does"),
     ),
     Rename(
         Kind.PROPERTY,
@@ -1357,7 +1449,9 @@ RENAMES: tuple[Rename, ...] = (
         member="results",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=49, automatic=False,
+        renamed_in="1.5",
+        row=49,
+        automatic=False,
         hint="use the value returned by trainer.fit/validate/test/predict",
     ),
     Rename(
@@ -1366,7 +1460,9 @@ RENAMES: tuple[Rename, ...] = (
         member="results",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=49, automatic=False,
+        renamed_in="1.5",
+        row=49,
+        automatic=False,
         hint="use the value returned by trainer.fit/validate/test/predict",
     ),
     Rename(
@@ -1375,7 +1471,9 @@ RENAMES: tuple[Rename, ...] = (
         member="model",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=50, automatic=False,
+        renamed_in="1.5",
+        row=50,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.model",
     ),
     Rename(
@@ -1384,11 +1482,10 @@ RENAMES: tuple[Rename, ...] = (
         member="lightning_module",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=50, automatic=False,
-        hint=(
-            "Accelerator is device-only now: use trainer.strategy.module (Lightning: "
-            "trainer.lightning_module)"
-        ),
+        renamed_in="1.5",
+        row=50,
+        automatic=False,
+        hint=("Accelerator is device-only now: use trainer.strategy.module (Lightning: trainer.lightning_module)"),
     ),
     Rename(
         Kind.PROPERTY,
@@ -1396,7 +1493,9 @@ RENAMES: tuple[Rename, ...] = (
         member="root_device",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=50, automatic=False,
+        renamed_in="1.5",
+        row=50,
+        automatic=False,
         hint="Accelerator is device-only now: use trainer.strategy.root_device",
     ),
     Rename(
@@ -1405,7 +1504,9 @@ RENAMES: tuple[Rename, ...] = (
         member="call_configure_sharded_model_hook",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=52, automatic=False,
+        renamed_in="1.5",
+        row=52,
+        automatic=False,
         hint="removed: configure_model is always called; guard against a second call inside it",
     ),
     Rename(
@@ -1414,7 +1515,9 @@ RENAMES: tuple[Rename, ...] = (
         member="call_configure_sharded_model_hook",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=52, automatic=False,
+        renamed_in="1.5",
+        row=52,
+        automatic=False,
         hint="removed: configure_model is always called; guard against a second call inside it",
     ),
     Rename(
@@ -1423,11 +1526,10 @@ RENAMES: tuple[Rename, ...] = (
         member="is_using_torchelastic",
         strategies=None,
         lightning=None,
-        renamed_in="1.3", row=83, automatic=False,
-        hint=(
-            "call TorchElasticEnvironment.detect() (strategies, or "
-            "lightning.pytorch.plugins.environments)"
-        ),
+        renamed_in="1.3",
+        row=83,
+        automatic=False,
+        hint=("call TorchElasticEnvironment.detect() (strategies, or lightning.pytorch.plugins.environments)"),
     ),
     Rename(
         Kind.PROPERTY,
@@ -1444,7 +1546,8 @@ RENAMES: tuple[Rename, ...] = (
         member="accelerator_backend",
         strategies="strategy",
         lightning="strategy",
-        renamed_in="1.2", row=13,
+        renamed_in="1.2",
+        row=13,
         hint=(
             "Lightning 1.4 renamed it to trainer.accelerator, but what it did (model, collectives,"
             " steps) is on trainer.strategy now"
@@ -1456,7 +1559,9 @@ RENAMES: tuple[Rename, ...] = (
         member="on_gpu",
         strategies=None,
         lightning=None,
-        renamed_in="1.2", row=14, automatic=False,
+        renamed_in="1.2",
+        row=14,
+        automatic=False,
         hint="check isinstance(trainer.accelerator, CUDAAccelerator)",
     ),
     Rename(
@@ -1465,7 +1570,9 @@ RENAMES: tuple[Rename, ...] = (
         member="on_cpu",
         strategies=None,
         lightning=None,
-        renamed_in="1.2", row=14, automatic=False,
+        renamed_in="1.2",
+        row=14,
+        automatic=False,
         hint="check isinstance(trainer.accelerator, CPUAccelerator)",
     ),
     Rename(
@@ -1474,7 +1581,9 @@ RENAMES: tuple[Rename, ...] = (
         member="on_tpu",
         strategies=None,
         lightning=None,
-        renamed_in="1.2", row=14, automatic=False,
+        renamed_in="1.2",
+        row=14,
+        automatic=False,
         hint=(
             "strategies has no TPU support: drop the branch (Lightning: "
             "isinstance(trainer.accelerator, XLAAccelerator))"
@@ -1486,7 +1595,9 @@ RENAMES: tuple[Rename, ...] = (
         member="use_tpu",
         strategies=None,
         lightning=None,
-        renamed_in="1.2", row=14, automatic=False,
+        renamed_in="1.2",
+        row=14,
+        automatic=False,
         hint=(
             "strategies has no TPU support: drop the branch (Lightning: "
             "isinstance(trainer.accelerator, XLAAccelerator))"
@@ -1498,7 +1609,9 @@ RENAMES: tuple[Rename, ...] = (
         member="use_dp",
         strategies=None,
         lightning=None,
-        renamed_in="1.2", row=14, automatic=False,
+        renamed_in="1.2",
+        row=14,
+        automatic=False,
         hint="check isinstance(trainer.strategy, DataParallelStrategy)",
     ),
     Rename(
@@ -1507,10 +1620,11 @@ RENAMES: tuple[Rename, ...] = (
         member="use_ddp",
         strategies=None,
         lightning=None,
-        renamed_in="1.2", row=14, automatic=False,
+        renamed_in="1.2",
+        row=14,
+        automatic=False,
         hint=(
-            "check isinstance(trainer.strategy, (DDPStrategy, DDPSpawnStrategy)) (Lightning: "
-            "DDPStrategy covers spawn)"
+            "check isinstance(trainer.strategy, (DDPStrategy, DDPSpawnStrategy)) (Lightning: DDPStrategy covers spawn)"
         ),
     ),
     Rename(
@@ -1519,7 +1633,9 @@ RENAMES: tuple[Rename, ...] = (
         member="use_ddp2",
         strategies=None,
         lightning=None,
-        renamed_in="1.2", row=14, automatic=False,
+        renamed_in="1.2",
+        row=14,
+        automatic=False,
         hint="DDP2 was removed: the check is always false; use DDPStrategy",
     ),
     Rename(
@@ -1528,7 +1644,9 @@ RENAMES: tuple[Rename, ...] = (
         member="use_horovod",
         strategies=None,
         lightning=None,
-        renamed_in="1.2", row=14, automatic=False,
+        renamed_in="1.2",
+        row=14,
+        automatic=False,
         hint="Horovod is not supported: the check is always false",
     ),
     Rename(
@@ -1537,10 +1655,11 @@ RENAMES: tuple[Rename, ...] = (
         member="use_single_gpu",
         strategies=None,
         lightning=None,
-        renamed_in="1.2", row=14, automatic=False,
+        renamed_in="1.2",
+        row=14,
+        automatic=False,
         hint=(
-            "check isinstance(trainer.strategy, SingleDeviceStrategy) and "
-            "trainer.strategy.root_device.type == 'cuda'"
+            "check isinstance(trainer.strategy, SingleDeviceStrategy) and trainer.strategy.root_device.type == 'cuda'"
         ),
     ),
     Rename(
@@ -1549,7 +1668,8 @@ RENAMES: tuple[Rename, ...] = (
         member="training_type_plugin",
         strategies="strategy",
         lightning="strategy",
-        renamed_in="1.6", row=15,
+        renamed_in="1.6",
+        row=15,
     ),
     Rename(
         Kind.ATTRIBUTE,
@@ -1557,7 +1677,9 @@ RENAMES: tuple[Rename, ...] = (
         member="training_type_plugin",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=22, automatic=False,
+        renamed_in="1.6",
+        row=22,
+        automatic=False,
         hint=(
             "the strategy owns the accelerator now: use trainer.strategy (and "
             "trainer.strategy.accelerator for the device)"
@@ -1569,7 +1691,9 @@ RENAMES: tuple[Rename, ...] = (
         member="precision_plugin",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=22, automatic=False,
+        renamed_in="1.6",
+        row=22,
+        automatic=False,
         hint="the strategy owns the precision now: use trainer.strategy.precision",
     ),
     Rename(
@@ -1578,11 +1702,10 @@ RENAMES: tuple[Rename, ...] = (
         member="mp_queue",
         strategies=None,
         lightning=None,
-        renamed_in="1.6", row=41, automatic=False,
-        hint=(
-            "the launcher carries results back to the parent: use what fit/test return instead of "
-            "the queue"
-        ),
+        renamed_in="1.6",
+        row=41,
+        automatic=False,
+        hint=("the launcher carries results back to the parent: use what fit/test return instead of the queue"),
     ),
     Rename(
         Kind.ATTRIBUTE,
@@ -1590,7 +1713,8 @@ RENAMES: tuple[Rename, ...] = (
         member="task_idx",
         strategies="local_rank",
         lightning="local_rank",
-        renamed_in="1.4", row=44,
+        renamed_in="1.4",
+        row=44,
         hint="local_rank is read-only: drop assignments (the cluster environment provides it)",
     ),
     # -------------------- arguments -----------------------------------------------------------
@@ -1600,7 +1724,9 @@ RENAMES: tuple[Rename, ...] = (
         member="distributed_backend",
         strategies="strategy",
         lightning="strategy",
-        renamed_in="1.4", row=1, automatic=False,
+        renamed_in="1.4",
+        row=1,
+        automatic=False,
         hint=(
             "pass a strategy name as strategy= and the device type as accelerator= (literal values"
             " are rewritten automatically)"
@@ -1612,7 +1738,9 @@ RENAMES: tuple[Rename, ...] = (
         member="plugins",
         strategies="strategy",
         lightning="strategy",
-        renamed_in="1.5", row=3, automatic=False,
+        renamed_in="1.5",
+        row=3,
+        automatic=False,
         hint=(
             "pass the training-type plugin (object or name) as strategy=...; use precision= for a "
             "precision plugin and the strategy's cluster_environment for an environment"
@@ -1624,7 +1752,8 @@ RENAMES: tuple[Rename, ...] = (
         member="gpus",
         strategies="accelerator='cuda', devices=...",
         lightning="accelerator='gpu', devices=...",
-        renamed_in="1.7", row=4,
+        renamed_in="1.7",
+        row=4,
         hint="gpus=0 or gpus=None meant CPU: use accelerator='cpu' there",
     ),
     Rename(
@@ -1633,7 +1762,8 @@ RENAMES: tuple[Rename, ...] = (
         member="num_processes",
         strategies="accelerator='cpu', devices=...",
         lightning="accelerator='cpu', devices=...",
-        renamed_in="1.7", row=5,
+        renamed_in="1.7",
+        row=5,
     ),
     Rename(
         Kind.ARGUMENT,
@@ -1641,7 +1771,9 @@ RENAMES: tuple[Rename, ...] = (
         member="num_nodes",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=45, automatic=False,
+        renamed_in="1.4",
+        row=45,
+        automatic=False,
         hint="pass it to Trainer(num_nodes=...) instead of the strategy",
     ),
     Rename(
@@ -1650,7 +1782,9 @@ RENAMES: tuple[Rename, ...] = (
         member="num_nodes",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=45, automatic=False,
+        renamed_in="1.4",
+        row=45,
+        automatic=False,
         hint="pass it to Trainer(num_nodes=...) instead of the strategy",
     ),
     Rename(
@@ -1659,7 +1793,9 @@ RENAMES: tuple[Rename, ...] = (
         member="num_nodes",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=45, automatic=False,
+        renamed_in="1.4",
+        row=45,
+        automatic=False,
         hint="pass it to Trainer(num_nodes=...) instead of the strategy",
     ),
     Rename(
@@ -1668,7 +1804,9 @@ RENAMES: tuple[Rename, ...] = (
         member="sync_batchnorm",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=45, automatic=False,
+        renamed_in="1.4",
+        row=45,
+        automatic=False,
         hint=(
             "convert the model yourself (torch.nn.SyncBatchNorm.convert_sync_batchnorm in "
             "configure_model); Lightning: Trainer(sync_batchnorm=True)"
@@ -1680,7 +1818,9 @@ RENAMES: tuple[Rename, ...] = (
         member="sync_batchnorm",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=45, automatic=False,
+        renamed_in="1.4",
+        row=45,
+        automatic=False,
         hint=(
             "convert the model yourself (torch.nn.SyncBatchNorm.convert_sync_batchnorm in "
             "configure_model); Lightning: Trainer(sync_batchnorm=True)"
@@ -1692,7 +1832,8 @@ RENAMES: tuple[Rename, ...] = (
         member="tpu_cores",
         strategies=None,
         lightning="accelerator='tpu', devices=...",
-        renamed_in="1.7", automatic=False,
+        renamed_in="1.7",
+        automatic=False,
         hint="strategies has no TPU/XLA support: keep Lightning for TPUs (tpu_cores=None or 0 is accepted)",
     ),
     Rename(
@@ -1717,7 +1858,8 @@ RENAMES: tuple[Rename, ...] = (
         member="resume_from_checkpoint",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", automatic=False,
+        renamed_in="1.5",
+        automatic=False,
         hint=(
             "pass the path to trainer.fit(model, ckpt_path=...) instead (compat.Trainer does it for "
             "fit, and starts from scratch with a warning when the file does not exist, as 1.2 did)"
@@ -1729,7 +1871,8 @@ RENAMES: tuple[Rename, ...] = (
         member="progress_bar_refresh_rate",
         strategies="enable_progress_bar=...",
         lightning="enable_progress_bar=...",
-        renamed_in="1.5", automatic=False,
+        renamed_in="1.5",
+        automatic=False,
         hint=(
             "0 hides the bar (enable_progress_bar=False), a rate N > 0 shows it; the rate itself is "
             "not kept (Lightning: callbacks=[TQDMProgressBar(refresh_rate=N)])"
@@ -1741,7 +1884,8 @@ RENAMES: tuple[Rename, ...] = (
         member="weights_summary",
         strategies="enable_model_summary=...",
         lightning="enable_model_summary=...",
-        renamed_in="1.5", automatic=False,
+        renamed_in="1.5",
+        automatic=False,
         hint=(
             "None is enable_model_summary=False; 'top'/'full' is enable_model_summary=True "
             "(Lightning: callbacks=[ModelSummary(max_depth=1 or -1)])"
@@ -1753,7 +1897,8 @@ RENAMES: tuple[Rename, ...] = (
         member="amp_backend",
         strategies=None,
         lightning=None,
-        renamed_in="1.9", automatic=False,
+        renamed_in="1.9",
+        automatic=False,
         hint=(
             "drop it: precision='16-mixed' is native AMP (amp_backend='native'); apex "
             "(amp_backend='apex') is not supported"
@@ -1765,7 +1910,8 @@ RENAMES: tuple[Rename, ...] = (
         member="amp_level",
         strategies=None,
         lightning=None,
-        renamed_in="1.9", automatic=False,
+        renamed_in="1.9",
+        automatic=False,
         hint="apex optimisation levels are not supported: drop amp_level and use precision='16-mixed'",
     ),
     Rename(
@@ -1774,51 +1920,63 @@ RENAMES: tuple[Rename, ...] = (
         member="flush_logs_every_n_steps",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", automatic=False,
+        renamed_in="1.5",
+        automatic=False,
         hint="configure flushing on the logger: CSVLogger(flush_logs_every_n_steps=N)",
     ),
     # -------------------- argument values -----------------------------------------------------
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="distributed_backend", value="ddp",
+        member="distributed_backend",
+        value="ddp",
         strategies="strategy='ddp'",
         lightning="strategy='ddp'",
-        renamed_in="1.4", row=1,
+        renamed_in="1.4",
+        row=1,
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="distributed_backend", value="ddp_spawn",
+        member="distributed_backend",
+        value="ddp_spawn",
         strategies="strategy='ddp_spawn'",
         lightning="strategy='ddp_spawn'",
-        renamed_in="1.4", row=1,
+        renamed_in="1.4",
+        row=1,
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="distributed_backend", value="dp",
+        member="distributed_backend",
+        value="dp",
         strategies="strategy='dp'",
         lightning=None,
         hint="Lightning 2.x has no 'dp' strategy: pass strategy='ddp' there (one process per device)",
-        renamed_in="1.4", row=1,
+        renamed_in="1.4",
+        row=1,
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="distributed_backend", value="ddp_cpu",
+        member="distributed_backend",
+        value="ddp_cpu",
         strategies="strategy='ddp_spawn', accelerator='cpu'",
         lightning="strategy='ddp_spawn', accelerator='cpu'",
-        renamed_in="1.4", row=1,
+        renamed_in="1.4",
+        row=1,
         hint="the number of processes comes from devices= (was num_processes=)",
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="distributed_backend", value="ddp2",
+        member="distributed_backend",
+        value="ddp2",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=1, automatic=False,
+        renamed_in="1.4",
+        row=1,
+        automatic=False,
         hint=(
             "DDP2 was removed (broken on torch>=1.9): use strategy='ddp' and all-gather where you "
             "relied on one batch per node"
@@ -1827,10 +1985,13 @@ RENAMES: tuple[Rename, ...] = (
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="distributed_backend", value="ddp_sharded",
+        member="distributed_backend",
+        value="ddp_sharded",
         strategies="strategy='fsdp'",
         lightning="strategy='fsdp'",
-        renamed_in="1.4", row=1, automatic=False,
+        renamed_in="1.4",
+        row=1,
+        automatic=False,
         hint=(
             "FairScale is gone: FSDPStrategy also shards parameters (new checkpoint layout); "
             "DeepSpeedStrategy with ZeRO stage 2 is the closest match"
@@ -1839,61 +2000,77 @@ RENAMES: tuple[Rename, ...] = (
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="distributed_backend", value="deepspeed",
+        member="distributed_backend",
+        value="deepspeed",
         strategies="strategy='deepspeed'",
         lightning="strategy='deepspeed'",
-        renamed_in="1.4", row=1,
+        renamed_in="1.4",
+        row=1,
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="distributed_backend", value="horovod",
+        member="distributed_backend",
+        value="horovod",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", row=1, automatic=False,
+        renamed_in="1.4",
+        row=1,
+        automatic=False,
         hint="Horovod is not supported: launch with torchrun and use strategy='ddp'",
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="ddp",
+        member="accelerator",
+        value="ddp",
         strategies="strategy='ddp'",
         lightning="strategy='ddp'",
-        renamed_in="1.5", row=2,
+        renamed_in="1.5",
+        row=2,
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="ddp_spawn",
+        member="accelerator",
+        value="ddp_spawn",
         strategies="strategy='ddp_spawn'",
         lightning="strategy='ddp_spawn'",
-        renamed_in="1.5", row=2,
+        renamed_in="1.5",
+        row=2,
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="dp",
+        member="accelerator",
+        value="dp",
         strategies="strategy='dp'",
         lightning=None,
         hint="Lightning 2.x has no 'dp' strategy: pass strategy='ddp' there (one process per device)",
-        renamed_in="1.5", row=2,
+        renamed_in="1.5",
+        row=2,
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="ddp_cpu",
+        member="accelerator",
+        value="ddp_cpu",
         strategies="strategy='ddp_spawn', accelerator='cpu'",
         lightning="strategy='ddp_spawn', accelerator='cpu'",
-        renamed_in="1.5", row=2,
+        renamed_in="1.5",
+        row=2,
         hint="the number of processes comes from devices= (was num_processes=)",
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="ddp2",
+        member="accelerator",
+        value="ddp2",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=2, automatic=False,
+        renamed_in="1.5",
+        row=2,
+        automatic=False,
         hint=(
             "DDP2 was removed (broken on torch>=1.9): use strategy='ddp' and all-gather where you "
             "relied on one batch per node"
@@ -1902,10 +2079,13 @@ RENAMES: tuple[Rename, ...] = (
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="ddp_sharded",
+        member="accelerator",
+        value="ddp_sharded",
         strategies="strategy='fsdp'",
         lightning="strategy='fsdp'",
-        renamed_in="1.5", row=2, automatic=False,
+        renamed_in="1.5",
+        row=2,
+        automatic=False,
         hint=(
             "FairScale is gone: FSDPStrategy also shards parameters (new checkpoint layout); "
             "DeepSpeedStrategy with ZeRO stage 2 is the closest match"
@@ -1914,27 +2094,34 @@ RENAMES: tuple[Rename, ...] = (
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="deepspeed",
+        member="accelerator",
+        value="deepspeed",
         strategies="strategy='deepspeed'",
         lightning="strategy='deepspeed'",
-        renamed_in="1.5", row=2,
+        renamed_in="1.5",
+        row=2,
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="horovod",
+        member="accelerator",
+        value="horovod",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", row=2, automatic=False,
+        renamed_in="1.5",
+        row=2,
+        automatic=False,
         hint="Horovod is not supported: launch with torchrun and use strategy='ddp'",
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="distributed_backend", value="ddp_sharded_spawn",
+        member="distributed_backend",
+        value="ddp_sharded_spawn",
         strategies=None,
         lightning=None,
-        renamed_in="1.4", automatic=False,
+        renamed_in="1.4",
+        automatic=False,
         hint=(
             "FairScale is gone: use strategy='fsdp' (it also shards parameters, new checkpoint "
             "layout) or strategy='deepspeed'"
@@ -1943,19 +2130,23 @@ RENAMES: tuple[Rename, ...] = (
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="distributed_backend", value="tpu_spawn",
+        member="distributed_backend",
+        value="tpu_spawn",
         strategies=None,
         lightning="strategy='xla'",
-        renamed_in="1.4", automatic=False,
+        renamed_in="1.4",
+        automatic=False,
         hint="strategies has no TPU/XLA support: keep Lightning for TPUs",
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="ddp_sharded_spawn",
+        member="accelerator",
+        value="ddp_sharded_spawn",
         strategies=None,
         lightning=None,
-        renamed_in="1.5", automatic=False,
+        renamed_in="1.5",
+        automatic=False,
         hint=(
             "FairScale is gone: use strategy='fsdp' (it also shards parameters, new checkpoint "
             "layout) or strategy='deepspeed'"
@@ -1964,16 +2155,19 @@ RENAMES: tuple[Rename, ...] = (
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="ddp_fully_sharded",
+        member="accelerator",
+        value="ddp_fully_sharded",
         strategies="strategy='fsdp'",
         lightning="strategy='fsdp'",
-        renamed_in="1.5", automatic=False,
+        renamed_in="1.5",
+        automatic=False,
         hint="FairScale's FSDP became torch FSDP: its arguments and checkpoint layout do not carry over",
     ),
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="fsdp",
+        member="accelerator",
+        value="fsdp",
         strategies="strategy='fsdp'",
         lightning="strategy='fsdp'",
         renamed_in="1.5",
@@ -1981,10 +2175,12 @@ RENAMES: tuple[Rename, ...] = (
     Rename(
         Kind.ARGUMENT_VALUE,
         "pytorch_lightning.Trainer",
-        member="accelerator", value="tpu_spawn",
+        member="accelerator",
+        value="tpu_spawn",
         strategies=None,
         lightning="strategy='xla'",
-        renamed_in="1.5", automatic=False,
+        renamed_in="1.5",
+        automatic=False,
         hint="strategies has no TPU/XLA support: keep Lightning for TPUs",
     ),
     # -------------------- hooks ---------------------------------------------------------------
@@ -1994,7 +2190,8 @@ RENAMES: tuple[Rename, ...] = (
         member="configure_sharded_model",
         strategies="configure_model",
         lightning="configure_model",
-        renamed_in="2.1", row=85,
+        renamed_in="2.1",
+        row=85,
     ),
     Rename(
         Kind.HOOK,
@@ -2002,7 +2199,9 @@ RENAMES: tuple[Rename, ...] = (
         member="on_configure_sharded_model",
         strategies="setup",
         lightning="setup",
-        renamed_in="1.6", row=86, automatic=False,
+        renamed_in="1.6",
+        row=86,
+        automatic=False,
         hint=(
             "signatures differ: move the body to setup(trainer, module, stage), which also gets "
             "the stage and runs before configure_model"
@@ -2014,7 +2213,9 @@ RENAMES: tuple[Rename, ...] = (
         member="on_before_accelerator_backend_setup",
         strategies="setup",
         lightning="setup",
-        renamed_in="1.6", row=87, automatic=False,
+        renamed_in="1.6",
+        row=87,
+        automatic=False,
         hint=(
             "signatures differ: merge the body into setup(trainer, module, stage), which also gets"
             " the stage and runs with torch.distributed initialised"
@@ -2026,16 +2227,13 @@ RENAMES: tuple[Rename, ...] = (
 def _pl_path(path: str) -> str:
     """The ``pytorch_lightning.`` path of a ``compat.`` path (the inverse of compat_path)."""
     if path == "compat" or path.startswith("compat."):
-        return "pytorch_lightning" + path[len("compat"):]
+        return "pytorch_lightning" + path[len("compat") :]
     return path
 
 
 # Every path of an object entry (old, aliases) -> its canonical ``old`` path.
 _CANONICAL: dict[str, str] = {
-    path: entry.old
-    for entry in RENAMES
-    if entry.member is None
-    for path in (entry.old, *entry.aliases)
+    path: entry.old for entry in RENAMES if entry.member is None for path in (entry.old, *entry.aliases)
 }
 
 

@@ -38,8 +38,17 @@ from strategies.strategy import Strategy as _Strategy
 __all__ = ["Trainer"]
 
 _TRAINER = TRAINER
-_TRAINER_INTERNALS = ("call_setup_hook", "call_configure_sharded_model", "pre_dispatch", "dispatch", "post_dispatch",
-                      "call_teardown_hook", "run_train", "run_test", "run_predict")
+_TRAINER_INTERNALS = (
+    "call_setup_hook",
+    "call_configure_sharded_model",
+    "pre_dispatch",
+    "dispatch",
+    "post_dispatch",
+    "call_teardown_hook",
+    "run_train",
+    "run_test",
+    "run_predict",
+)
 
 
 def _check_plugins(out: Translation) -> None:
@@ -130,8 +139,14 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
             self.strategy._compat_container = out.container  # type: ignore[attr-defined]  # an old plugin's (checked above)
         call_init_hook(self.callbacks, "on_init_end", self)
 
-    def fit(self, model: Any, train_dataloaders: Any = None, val_dataloaders: Any = None, datamodule: Any = None,
-            ckpt_path: str | os.PathLike | None = None) -> None:
+    def fit(
+        self,
+        model: Any,
+        train_dataloaders: Any = None,
+        val_dataloaders: Any = None,
+        datamodule: Any = None,
+        ckpt_path: str | os.PathLike | None = None,
+    ) -> None:
         """``strategies.Trainer.fit``; ``ckpt_path`` defaults to ``Trainer(resume_from_checkpoint=...)``.
 
         As in Lightning 1.2, a ``resume_from_checkpoint`` file that does not exist starts from
@@ -213,9 +228,15 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
 
     def _flag(name: str, get: Any) -> property:  # type: ignore[misc]
         def fget(self: Any) -> bool:
-            warn_deprecated(deprecation_message(_TRAINER, "strategy", member=name,
-                                                hint="check `trainer.strategy` / `trainer.strategy.root_device` "
-                                                     "(e.g. `isinstance(trainer.strategy, DDPStrategy)`)"))
+            warn_deprecated(
+                deprecation_message(
+                    _TRAINER,
+                    "strategy",
+                    member=name,
+                    hint="check `trainer.strategy` / `trainer.strategy.root_device` "
+                    "(e.g. `isinstance(trainer.strategy, DDPStrategy)`)",
+                )
+            )
             return bool(get(self))
 
         fget.__name__ = name
@@ -231,8 +252,10 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
     use_ddp = _flag("use_ddp", lambda self: isinstance(self.strategy, _DDPStrategy))
     use_ddp2 = _flag("use_ddp2", lambda self: False)
     use_horovod = _flag("use_horovod", lambda self: False)
-    use_single_gpu = _flag("use_single_gpu", lambda self: isinstance(self.strategy, _SingleDeviceStrategy)
-                           and self.strategy.root_device.type == "cuda")
+    use_single_gpu = _flag(
+        "use_single_gpu",
+        lambda self: isinstance(self.strategy, _SingleDeviceStrategy) and self.strategy.root_device.type == "cuda",
+    )
     del _flag
 
     def __getattr__(self, name: str) -> Any:
@@ -244,4 +267,3 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
                 f"Run `{_warnings.MIGRATE_COMMAND}` to find the calls."
             )
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-

@@ -7,8 +7,17 @@ import time
 
 import pytest
 
-_RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "GROUP_RANK",
-              "TORCHELASTIC_RUN_ID", "LOCAL_WORLD_SIZE")
+_RANK_VARS = (
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "NODE_RANK",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "GROUP_RANK",
+    "TORCHELASTIC_RUN_ID",
+    "LOCAL_WORLD_SIZE",
+)
 
 
 def _children(pid: int) -> list[int]:

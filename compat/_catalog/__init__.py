@@ -52,8 +52,12 @@ __all__ = [
 _DIR = Path(__file__).resolve().parent
 
 # The old releases, oldest first, and the targets, by catalog name.
-OLD: tuple[str, ...] = ("pytorch_lightning-1.2", "pytorch_lightning-1.3", "pytorch_lightning-1.4",
-                        "pytorch_lightning-1.5")
+OLD: tuple[str, ...] = (
+    "pytorch_lightning-1.2",
+    "pytorch_lightning-1.3",
+    "pytorch_lightning-1.4",
+    "pytorch_lightning-1.5",
+)
 TARGETS: dict[str, str] = {"strategies": "strategies", "lightning": "lightning-2.6"}
 #: The old releases' package; Lightning 2.x still ships a package of that name besides ``lightning``.
 OLD_PACKAGE = "pytorch_lightning"
@@ -107,13 +111,13 @@ class Signature:
 
     def positional(self) -> tuple[str, ...]:
         """Names that a positional argument can fill, in order."""
-        return tuple(p.name for p in self.params
-                     if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD))
+        return tuple(
+            p.name for p in self.params if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+        )
 
     def keywords(self) -> tuple[str, ...]:
         """Names that can be passed as keywords, in order."""
-        return tuple(p.name for p in self.params
-                     if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY))
+        return tuple(p.name for p in self.params if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY))
 
     @property
     def var_positional(self) -> bool:
@@ -193,8 +197,12 @@ class Catalog:
             return None
         entry = self._classes[resolved]
         return ClassInfo(
-            resolved, tuple(entry["bases"]), dict(entry.get("methods", {})), frozenset(entry.get("properties", ())),
-            frozenset(entry.get("attributes", ())), frozenset(entry.get("uncalled", ())),
+            resolved,
+            tuple(entry["bases"]),
+            dict(entry.get("methods", {})),
+            frozenset(entry.get("properties", ())),
+            frozenset(entry.get("attributes", ())),
+            frozenset(entry.get("uncalled", ())),
             frozenset(entry.get("abstract", ())),
         )
 
@@ -228,7 +236,8 @@ class Catalog:
     def members(self, path: str) -> frozenset[str]:
         """Every member name through the bases: methods, properties and attributes."""
         return frozenset(
-            name for c in self.mro(path)
+            name
+            for c in self.mro(path)
             for name in (*self._info(c).methods, *self._info(c).properties, *self._info(c).attributes)
         )
 

@@ -77,9 +77,21 @@ def fetch_wheel(requirement: str) -> Path:
     if (wheel := cached()) is not None:
         return wheel
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(directory),
-         requirement],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-q",
+            "-d",
+            str(directory),
+            requirement,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if proc.returncode != 0 or (wheel := cached()) is None:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
@@ -181,7 +193,7 @@ class _Resolver:
             module = self.modules.get(".".join(parts[:cut]))
             if module is None:
                 continue
-            head, rest = parts[cut], parts[cut + 1:]
+            head, rest = parts[cut], parts[cut + 1 :]
             if head in module.classes:
                 return ".".join([module.name, head, *rest])
             if head in module.imports:
@@ -199,8 +211,19 @@ class _Resolver:
             return self.canonical(f"{module.name}.{dotted}")
         if head in module.imports:
             return self.canonical(module.imports[head] + (f".{rest}" if rest else ""))
-        if head in {"object", "Exception", "RuntimeError", "ValueError", "dict", "list", "tuple", "str", "int",
-                    "Enum", "type"}:
+        if head in {
+            "object",
+            "Exception",
+            "RuntimeError",
+            "ValueError",
+            "dict",
+            "list",
+            "tuple",
+            "str",
+            "int",
+            "Enum",
+            "type",
+        }:
             return dotted if head != "Enum" else "enum.Enum"
         return dotted
 
@@ -248,8 +271,10 @@ def _trainer_attributes(modules: dict[str, _Module]) -> set[str]:
     found: set[str] = set()
     for module in modules.values():
         for node in ast.walk(module.tree):
-            targets = node.targets if isinstance(node, ast.Assign) else (
-                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else ([node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
             )
             for target in targets:
                 if isinstance(target, ast.Attribute):
@@ -268,21 +293,27 @@ def _class_entry(resolver: _Resolver, module: _Module, node: ast.ClassDef, refer
     abstract: set[str] = set()
     for item in node.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(ast.unparse(d).rpartition(".")[2] in {"abstractmethod", "abstractproperty"}
-                   for d in item.decorator_list):
+            if any(
+                ast.unparse(d).rpartition(".")[2] in {"abstractmethod", "abstractproperty"} for d in item.decorator_list
+            ):
                 abstract.add(item.name)
             if _is_property(item):
                 properties.add(item.name)
             else:
                 methods[item.name] = _signature(item.args)
             for sub in ast.walk(item):
-                targets = sub.targets if isinstance(sub, ast.Assign) else (
-                    [sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else []
+                targets = (
+                    sub.targets
+                    if isinstance(sub, ast.Assign)
+                    else ([sub.target] if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else [])
                 )
                 for target in targets:
-                    for element in (target.elts if isinstance(target, ast.Tuple) else [target]):
-                        if (isinstance(element, ast.Attribute) and isinstance(element.value, ast.Name)
-                                and element.value.id == "self"):
+                    for element in target.elts if isinstance(target, ast.Tuple) else [target]:
+                        if (
+                            isinstance(element, ast.Attribute)
+                            and isinstance(element.value, ast.Name)
+                            and element.value.id == "self"
+                        ):
                             attributes.add(element.attr)
         elif isinstance(item, ast.Assign):
             for target in item.targets:
@@ -292,7 +323,8 @@ def _class_entry(resolver: _Resolver, module: _Module, node: ast.ClassDef, refer
             attributes.add(item.target.id)
     attributes -= properties | set(methods)
     uncalled = sorted(
-        name for name in (*methods, *properties)
+        name
+        for name in (*methods, *properties)
         if name not in referenced and not (name.startswith("__") and name.endswith("__"))
     )
     entry: dict = {"bases": [resolver.expression(module, base) for base in node.bases]}
@@ -350,8 +382,12 @@ def _strategy_names(modules: dict[str, _Module], prefix: str) -> list[str]:
         for cls in module.classes.values():
             env: dict[str, object] = {}
             for item in cls.body:
-                if (isinstance(item, ast.Assign) and isinstance(item.targets[0], ast.Name)
-                        and item.targets[0].id == "strategy_name" and isinstance(item.value, ast.Constant)):
+                if (
+                    isinstance(item, ast.Assign)
+                    and isinstance(item.targets[0], ast.Name)
+                    and item.targets[0].id == "strategy_name"
+                    and isinstance(item.value, ast.Constant)
+                ):
                     env["cls.strategy_name"] = item.value.value
             for item in cls.body:
                 if isinstance(item, ast.FunctionDef) and item.name == "register_strategies":
@@ -371,14 +407,21 @@ def _registered(body: list[ast.stmt], literals: dict[str, ast.expr], env: dict[s
             except ValueError:
                 items = ()
             for item in items:
-                names = [t.id for t in (node.target.elts if isinstance(node.target, ast.Tuple) else [node.target])
-                         if isinstance(t, ast.Name)]
+                names = [
+                    t.id
+                    for t in (node.target.elts if isinstance(node.target, ast.Tuple) else [node.target])
+                    if isinstance(t, ast.Name)
+                ]
                 values = item if isinstance(node.target, ast.Tuple) else (item,)
                 found |= _registered(node.body, literals, {**env, **dict(zip(names, values, strict=False))})
             continue
         for sub in ast.walk(node):
-            if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "register"
-                    and sub.args):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr == "register"
+                and sub.args
+            ):
                 value = _string(sub.args[0], env)
                 if value is not None:
                     found.add(value)
@@ -409,8 +452,13 @@ def build_release(name: str) -> dict:
     requirement, packages = RELEASES[name]
     wheel = fetch_wheel(requirement)
     modules = _parse(_wheel_sources(wheel, packages))
-    data = {"distribution": wheel.name.split("-")[0], "version": wheel.name.split("-")[1],
-            "packages": list(packages), "trainer": TRAINERS[packages[0]], **_catalog(modules)}
+    data = {
+        "distribution": wheel.name.split("-")[0],
+        "version": wheel.name.split("-")[1],
+        "packages": list(packages),
+        "trainer": TRAINERS[packages[0]],
+        **_catalog(modules),
+    }
     if name.startswith("lightning"):
         data["strategy_names"] = _strategy_names(modules, packages[0])
     return data
@@ -435,8 +483,13 @@ def build_strategies() -> dict:
             value = getattr(module, public)
             if isinstance(value, type):
                 exported[f"{name}.{public}"] = resolver.canonical(f"{value.__module__}.{value.__qualname__}")
-    data = {"distribution": STRATEGIES, "version": "checkout", "packages": [STRATEGIES],
-            "trainer": TRAINERS[STRATEGIES], **_catalog(modules, exported)}
+    data = {
+        "distribution": STRATEGIES,
+        "version": "checkout",
+        "packages": [STRATEGIES],
+        "trainer": TRAINERS[STRATEGIES],
+        **_catalog(modules, exported),
+    }
     data["strategy_names"] = list(package.STRATEGY_REGISTRY.names())
     return data
 
@@ -451,8 +504,10 @@ def render(data: dict) -> str:
             lines.append(f"{json.dumps(key)}: {{")
             inner = sorted(value.items())
             for j, (k, v) in enumerate(inner):
-                lines.append(f"{json.dumps(k)}: {json.dumps(v, sort_keys=True, separators=(',', ':'))}"
-                             + ("," if j < len(inner) - 1 else ""))
+                lines.append(
+                    f"{json.dumps(k)}: {json.dumps(v, sort_keys=True, separators=(',', ':'))}"
+                    + ("," if j < len(inner) - 1 else "")
+                )
             lines.append("}" + comma)
         else:
             lines.append(f"{json.dumps(key)}: {json.dumps(value, separators=(',', ':'))}{comma}")
@@ -467,8 +522,12 @@ def build(name: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m compat._catalog._build", description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=[*RELEASES, STRATEGIES], action="append",
-                        help="rebuild only this catalog (repeatable); default: all")
+    parser.add_argument(
+        "--only",
+        choices=[*RELEASES, STRATEGIES],
+        action="append",
+        help="rebuild only this catalog (repeatable); default: all",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 if a committed catalog differs, write nothing")
     args = parser.parse_args(argv)
     stale = []

@@ -56,9 +56,7 @@ def _strings(path: str, key: str, value: object) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(
-            f"{path}: [tool.compat.migrate] `{key}` must be a list of strings, got {value!r}"
-        )
+        raise ConfigError(f"{path}: [tool.compat.migrate] `{key}` must be a list of strings, got {value!r}")
     return tuple(value)
 
 
@@ -88,8 +86,7 @@ def load_config(start: str) -> Config:
     unknown = sorted(set(table) - set(_KEYS))
     if unknown:
         raise ConfigError(
-            f"{path}: unknown key `{unknown[0]}` in [tool.compat.migrate]; "
-            f"valid keys: {', '.join(_KEYS)}"
+            f"{path}: unknown key `{unknown[0]}` in [tool.compat.migrate]; valid keys: {', '.join(_KEYS)}"
         )
     target = table.get("target")
     if target is not None and not isinstance(target, str):

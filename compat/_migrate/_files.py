@@ -24,14 +24,38 @@ from compat._migrate._safety import is_temp_file, temp_files_of
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 # Never looked into and not worth a line in the report.
-_SILENT_DIRS = frozenset({
-    ".git", ".hg", ".svn", ".bzr", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    ".pytype", ".ipynb_checkpoints", ".eggs", ".direnv", "node_modules", "buck-out", ".pants.d",
-})
+_SILENT_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".pytype",
+        ".ipynb_checkpoints",
+        ".eggs",
+        ".direnv",
+        "node_modules",
+        "buck-out",
+        ".pants.d",
+    }
+)
 # Installed code, not the user's: always skipped, and said so.
-_ENV_DIRS = frozenset({
-    ".venv", "venv", ".tox", ".nox", "site-packages", "dist-packages", "__pypackages__", ".pyenv",
-})
+_ENV_DIRS = frozenset(
+    {
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        "site-packages",
+        "dist-packages",
+        "__pypackages__",
+        ".pyenv",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -113,16 +137,12 @@ def within(path: str, folder: str) -> bool:
 def _is_env(path: str, name: str) -> bool:
     if name in _ENV_DIRS:
         return True
-    return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isdir(
-        os.path.join(path, "conda-meta")
-    )
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg")) or os.path.isdir(os.path.join(path, "conda-meta"))
 
 
 @functools.lru_cache(maxsize=4096)
 def _is_package(folder: str) -> bool:
-    return os.path.isfile(os.path.join(folder, "__init__.py")) or os.path.isfile(
-        os.path.join(folder, "__init__.pyi")
-    )
+    return os.path.isfile(os.path.join(folder, "__init__.py")) or os.path.isfile(os.path.join(folder, "__init__.pyi"))
 
 
 def module_name(path: str, root: str) -> str:
@@ -183,9 +203,7 @@ def _parent_gitignores(folder: str) -> list[IgnoreSpec]:
 
 
 class _Walker:
-    def __init__(
-        self, found: Discovery, seen: set[str], excludes: list[IgnoreSpec], max_size: int | None
-    ) -> None:
+    def __init__(self, found: Discovery, seen: set[str], excludes: list[IgnoreSpec], max_size: int | None) -> None:
         self.found = found
         self.seen = seen
         self.excludes = excludes
@@ -202,9 +220,7 @@ class _Walker:
         self.found.files.append(SourceFile(real, display, module_name(real, root), rel))
 
     def walk(self, root: str, display_root: str) -> None:
-        stack: list[tuple[str, str, str, list[IgnoreSpec]]] = [
-            (root, display_root, "", _parent_gitignores(root))
-        ]
+        stack: list[tuple[str, str, str, list[IgnoreSpec]]] = [(root, display_root, "", _parent_gitignores(root))]
         while stack:
             folder, display, rel, specs = stack.pop()
             own = IgnoreSpec.from_file(os.path.join(folder, ".gitignore"), ".gitignore")
@@ -248,9 +264,7 @@ class _Walker:
                 return None
             target = os.path.realpath(entry.path)
             if not within(target, root):
-                self.found.skipped.append(
-                    Skipped(entry_display, f"symlink leaves the tree (-> {target})")
-                )
+                self.found.skipped.append(Skipped(entry_display, f"symlink leaves the tree (-> {target})"))
             else:
                 # Inside the tree: reached through its real path; --out recreates the link.
                 self.found.others.append((entry.path, entry_rel))

@@ -183,9 +183,7 @@ def summary(outcome: Outcome) -> str:
     )
     _listing("skipped:", [f"{s.display}: {s.reason}" for s in outcome.skipped], out)
     _listing("removed temporary files left by an interrupted run:", outcome.removed, out)
-    _listing(
-        "temporary files left by an interrupted run (a run in place removes them):", outcome.leftovers, out
-    )
+    _listing("temporary files left by an interrupted run (a run in place removes them):", outcome.leftovers, out)
     out.extend(_closing(outcome))
     return "\n".join(out)
 

@@ -98,8 +98,10 @@ class _Pool:
             if self._lifeline is None:
                 self._lifeline = os.pipe()
             self._executor = ProcessPoolExecutor(
-                max_workers=max(1, min(self.jobs, batches)), mp_context=context,
-                initializer=_worker.init_worker, initargs=(os.getpid(), *self._lifeline),
+                max_workers=max(1, min(self.jobs, batches)),
+                mp_context=context,
+                initializer=_worker.init_worker,
+                initargs=(os.getpid(), *self._lifeline),
             )
         return self._executor
 
@@ -120,9 +122,7 @@ class _Pool:
                 on_chunk(chunk, fn(chunk, *extra))
             return
         executor = self._get(len(chunks))
-        futures: dict[Future[list[Any]], list[Any]] = {
-            executor.submit(fn, chunk, *extra): chunk for chunk in chunks
-        }
+        futures: dict[Future[list[Any]], list[Any]] = {executor.submit(fn, chunk, *extra): chunk for chunk in chunks}
         broken = False
         try:
             for future in as_completed(futures):
@@ -254,8 +254,13 @@ class Runner:
 
     def _collect(self, fn: Callable[..., list[Any]], items: list[Any], *extra: Any) -> list[Any]:
         out: list[Any] = []
-        self.pool.run(fn, _chunks(items, self.pool.jobs, 256), extra, lambda _, got: out.extend(got or ()),
-                      parallel=len(items) >= _PARALLEL_SCAN)
+        self.pool.run(
+            fn,
+            _chunks(items, self.pool.jobs, 256),
+            extra,
+            lambda _, got: out.extend(got or ()),
+            parallel=len(items) >= _PARALLEL_SCAN,
+        )
         return out
 
     def scan(self, files: list[SourceFile]) -> dict[str, str]:
@@ -267,8 +272,13 @@ class Runner:
         """
         items = [(f.path, f.module) for f in files]
         modules = dict(items)
-        self.pool.run(_worker.scan, _chunks(items, self.pool.jobs, 256), (), self._take_scan(len(items)),
-                      parallel=len(items) >= _PARALLEL_SCAN)
+        self.pool.run(
+            _worker.scan,
+            _chunks(items, self.pool.jobs, 256),
+            (),
+            self._take_scan(len(items)),
+            parallel=len(items) >= _PARALLEL_SCAN,
+        )
         bases: dict[str, dict[str, tuple[str, ...]]] = {}
         todo = sorted(self.subclassing)
         searched: set[str] = set()
@@ -314,8 +324,8 @@ class Runner:
             done[0] += len(chunk)
             self.progress.update(label, done[0], len(items))
             for index, item in enumerate(chunk):
-                self.results[item[0]] = got[index] if got is not None else _worker.FileResult(
-                    item[0], "failed", _WORKER_DIED
+                self.results[item[0]] = (
+                    got[index] if got is not None else _worker.FileResult(item[0], "failed", _WORKER_DIED)
                 )
 
         self.pool.run(_worker.migrate_many, [[i] for i in items], (settings,), take)
@@ -365,7 +375,12 @@ class Runner:
         try:
             user_classes = self.scan(found.files)
             settings = _worker.Settings(
-                options.mode, options.target, options.select, options.ignore, user_classes, out_root,
+                options.mode,
+                options.target,
+                options.select,
+                options.ignore,
+                user_classes,
+                out_root,
                 options.lightning_namespace,
             )
             self.migrate(found.files, settings)
@@ -401,11 +416,7 @@ class Runner:
 
     def _finish(self, outcome: Outcome) -> bool:
         terse = self.options.quiet or self.options.mode == _worker.DIFF
-        lines = [
-            line
-            for f in outcome.files
-            if (f.status == "failed" or not terse) and (line := file_line(outcome, f))
-        ]
+        lines = [line for f in outcome.files if (f.status == "failed" or not terse) and (line := file_line(outcome, f))]
         text = "\n".join([*lines, summary(outcome)]) + "\n"
         self.stderr.write(text)
         if self.options.report:

@@ -72,6 +72,8 @@ def remove_leftover(path: str) -> bool:
     except FileNotFoundError:
         pass
     return True
+
+
 _COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
 _LONE_LF = re.compile(r"(?<!\r)\n")
 
@@ -153,7 +155,7 @@ def encode(text: str, like: Decoded) -> bytes:
         return text.encode(like.encoding)
     except UnicodeEncodeError as err:
         raise Unprocessable(
-            f"the migrated code has characters that {like.encoding} cannot hold: {err.object[err.start:err.end]!r}"
+            f"the migrated code has characters that {like.encoding} cannot hold: {err.object[err.start : err.end]!r}"
         ) from err
 
 

@@ -149,7 +149,8 @@ def _todo_lines(text: str) -> tuple[int, ...]:
         return ()
     try:
         return tuple(
-            tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(text).readline)
+            tok.start[0]
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline)
             if tok.type == tokenize.COMMENT and tok.string.startswith(TODO_PREFIX)
         )
     except (tokenize.TokenError, SyntaxError):
@@ -205,9 +206,7 @@ def mentions(items: Iterable[tuple[str, str]], names: re.Pattern[str]) -> list[t
             text = _read(path).text
         except Unprocessable:
             continue  # already reported by the first pass
-        found = frozenset(
-            m.group() for m in names.finditer(text) if not _is_word_char(text, m.start() - 1)
-        )
+        found = frozenset(m.group() for m in names.finditer(text) if not _is_word_char(text, m.start() - 1))
         if found:
             results.append((path, found))
     return results
@@ -263,9 +262,7 @@ def migrate(path: str, module: str, display: str, rel: str, settings: Settings) 
             result = _run_rules(before.text, module, settings)
         except libcst.ParserSyntaxError as err:
             return FileResult(path, "failed", _syntax_reason(before.text, err))
-        changes = tuple(
-            ChangeRecord(_rule_id(c.rule), c.line, c.message, c.todo) for c in result.changes
-        )
+        changes = tuple(ChangeRecord(_rule_id(c.rule), c.line, c.message, c.todo) for c in result.changes)
         if result.code == before.text:
             return FileResult(path, "unchanged", changes=changes)
         after = encode(result.code, before)

@@ -46,17 +46,42 @@ class Plugin:
     def __init__(self, *args, **kwargs) -> None:
         from compat._warnings import deprecation_message
 
-        raise NotImplementedError(deprecation_message("pytorch_lightning.plugins.Plugin", None,
-                                                      detail="it has no runtime equivalent here"))
+        raise NotImplementedError(
+            deprecation_message("pytorch_lightning.plugins.Plugin", None, detail="it has no runtime equivalent here")
+        )
 
 
 __all__ = [
-    "Plugin", "environments", "precision", "training_type",
-    "ClusterEnvironment", "LightningEnvironment", "SLURMEnvironment", "TorchElasticEnvironment",
-    "PrecisionPlugin", "MixedPrecisionPlugin", "NativeMixedPrecisionPlugin", "ApexMixedPrecisionPlugin",
-    "ShardedNativeMixedPrecisionPlugin", "FullyShardedNativeMixedPrecisionPlugin", "DeepSpeedPrecisionPlugin",
+    "Plugin",
+    "environments",
+    "precision",
+    "training_type",
+    "ClusterEnvironment",
+    "LightningEnvironment",
+    "SLURMEnvironment",
+    "TorchElasticEnvironment",
+    "PrecisionPlugin",
+    "MixedPrecisionPlugin",
+    "NativeMixedPrecisionPlugin",
+    "ApexMixedPrecisionPlugin",
+    "ShardedNativeMixedPrecisionPlugin",
+    "FullyShardedNativeMixedPrecisionPlugin",
+    "DeepSpeedPrecisionPlugin",
     "TPUHalfPrecisionPlugin",
-    "TrainingTypePlugin", "ParallelPlugin", "SingleDevicePlugin", "DDPPlugin", "DDPSpawnPlugin", "DDP2Plugin",
-    "DDPShardedPlugin", "DDPSpawnShardedPlugin", "DDPFullyShardedPlugin", "DeepSpeedPlugin", "DataParallelPlugin",
-    "HorovodPlugin", "TPUSpawnPlugin", "SingleTPUPlugin", "RPCPlugin", "RPCSequentialPlugin",
+    "TrainingTypePlugin",
+    "ParallelPlugin",
+    "SingleDevicePlugin",
+    "DDPPlugin",
+    "DDPSpawnPlugin",
+    "DDP2Plugin",
+    "DDPShardedPlugin",
+    "DDPSpawnShardedPlugin",
+    "DDPFullyShardedPlugin",
+    "DeepSpeedPlugin",
+    "DataParallelPlugin",
+    "HorovodPlugin",
+    "TPUSpawnPlugin",
+    "SingleTPUPlugin",
+    "RPCPlugin",
+    "RPCSequentialPlugin",
 ]

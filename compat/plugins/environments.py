@@ -45,13 +45,27 @@ def _creates_children_bridge(old: str) -> property:
 
 
 _HOOKS = (
-    Hook(_OWNER, "master_address", "main_address",
-         "as the `main_address` property (read by the launcher and the rendezvous)", make=old_as_property(str)),
-    Hook(_OWNER, "master_port", "main_port",
-         "as the `main_port` property (read by the launcher and the rendezvous)", make=old_as_property(int)),
-    Hook(_OWNER, "creates_children", "creates_processes_externally",
-         "as the `creates_processes_externally` property (true as well in the processes our launcher started)",
-         make=_creates_children_bridge),
+    Hook(
+        _OWNER,
+        "master_address",
+        "main_address",
+        "as the `main_address` property (read by the launcher and the rendezvous)",
+        make=old_as_property(str),
+    ),
+    Hook(
+        _OWNER,
+        "master_port",
+        "main_port",
+        "as the `main_port` property (read by the launcher and the rendezvous)",
+        make=old_as_property(int),
+    ),
+    Hook(
+        _OWNER,
+        "creates_children",
+        "creates_processes_externally",
+        "as the `creates_processes_externally` property (true as well in the processes our launcher started)",
+        make=_creates_children_bridge,
+    ),
 )
 
 
@@ -154,6 +168,9 @@ class TorchElasticEnvironment(_NewTorchElasticEnvironment, ClusterEnvironment):
     @staticmethod
     def is_using_torchelastic() -> bool:
         """Deprecated: use ``TorchElasticEnvironment.detect()``."""
-        warn_deprecated(deprecation_message("pytorch_lightning.plugins.TorchElasticEnvironment", "detect",
-                                            member="is_using_torchelastic"))
+        warn_deprecated(
+            deprecation_message(
+                "pytorch_lightning.plugins.TorchElasticEnvironment", "detect", member="is_using_torchelastic"
+            )
+        )
         return _NewTorchElasticEnvironment.detect()

@@ -27,8 +27,13 @@ from strategies.precision import MixedPrecision as _MixedPrecision
 from strategies.precision import Precision as _Precision
 
 __all__ = [
-    "PrecisionPlugin", "MixedPrecisionPlugin", "NativeMixedPrecisionPlugin", "ApexMixedPrecisionPlugin",
-    "ShardedNativeMixedPrecisionPlugin", "FullyShardedNativeMixedPrecisionPlugin", "DeepSpeedPrecisionPlugin",
+    "PrecisionPlugin",
+    "MixedPrecisionPlugin",
+    "NativeMixedPrecisionPlugin",
+    "ApexMixedPrecisionPlugin",
+    "ShardedNativeMixedPrecisionPlugin",
+    "FullyShardedNativeMixedPrecisionPlugin",
+    "DeepSpeedPrecisionPlugin",
     "TPUHalfPrecisionPlugin",
 ]
 
@@ -60,11 +65,14 @@ def _hint(member: str) -> str:
 
 _HOOKS = (
     Hook(_OWNER, "master_params", "main_params", "as `main_params`", make=call_old),
-    Hook(_OWNER, "on_save_checkpoint", "state_dict",
-         "by `state_dict()` (with an empty dict it fills; what it writes is the saved state)",
-         make=_state_dict_bridge),
-    Hook(_OWNER, "on_load_checkpoint", "load_state_dict", "by `load_state_dict(state)`",
-         make=_load_state_dict_bridge),
+    Hook(
+        _OWNER,
+        "on_save_checkpoint",
+        "state_dict",
+        "by `state_dict()` (with an empty dict it fills; what it writes is the saved state)",
+        make=_state_dict_bridge,
+    ),
+    Hook(_OWNER, "on_load_checkpoint", "load_state_dict", "by `load_state_dict(state)`", make=_load_state_dict_bridge),
     Hook(_OWNER, "pre_dispatch", None, "at the end of `strategy.setup(trainer)`"),
     Hook(_OWNER, "post_dispatch", None, "at the start of `strategy.teardown()`"),
     Hook(_OWNER, "dispatch", None, "never", unsupported=_hint("dispatch")),
@@ -156,22 +164,33 @@ class _UnavailablePrecision:
     _compat_old = ""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError(deprecation_message(self._compat_old, None,
-                                                      detail="it has no runtime equivalent here"))
+        raise NotImplementedError(
+            deprecation_message(self._compat_old, None, detail="it has no runtime equivalent here")
+        )
 
 
 def _unavailable(name: str, old: str) -> type:
-    return type(name, (_UnavailablePrecision,), {"__module__": __name__, "__qualname__": name, "_compat_old": old,
-                                                 "__doc__": f"``{old}``: removed; instantiating it raises."})
+    return type(
+        name,
+        (_UnavailablePrecision,),
+        {
+            "__module__": __name__,
+            "__qualname__": name,
+            "_compat_old": old,
+            "__doc__": f"``{old}``: removed; instantiating it raises.",
+        },
+    )
 
 
 ApexMixedPrecisionPlugin = _unavailable(
     "ApexMixedPrecisionPlugin", "pytorch_lightning.plugins.ApexMixedPrecisionPlugin"
 )
 ShardedNativeMixedPrecisionPlugin = _unavailable(
-    "ShardedNativeMixedPrecisionPlugin", "pytorch_lightning.plugins.ShardedNativeMixedPrecisionPlugin")
+    "ShardedNativeMixedPrecisionPlugin", "pytorch_lightning.plugins.ShardedNativeMixedPrecisionPlugin"
+)
 FullyShardedNativeMixedPrecisionPlugin = _unavailable(
-    "FullyShardedNativeMixedPrecisionPlugin", "pytorch_lightning.plugins.FullyShardedNativeMixedPrecisionPlugin")
+    "FullyShardedNativeMixedPrecisionPlugin", "pytorch_lightning.plugins.FullyShardedNativeMixedPrecisionPlugin"
+)
 DeepSpeedPrecisionPlugin = _unavailable(
     "DeepSpeedPrecisionPlugin", "pytorch_lightning.plugins.DeepSpeedPrecisionPlugin"
 )

@@ -52,9 +52,22 @@ if TYPE_CHECKING:
     from strategies.trainer import Trainer
 
 __all__ = [
-    "TrainingTypePlugin", "ParallelPlugin", "SingleDevicePlugin", "DDPPlugin", "DDPSpawnPlugin",
-    "DDP2Plugin", "DDPShardedPlugin", "DDPSpawnShardedPlugin", "DDPFullyShardedPlugin", "DeepSpeedPlugin",
-    "DataParallelPlugin", "HorovodPlugin", "TPUSpawnPlugin", "SingleTPUPlugin", "RPCPlugin", "RPCSequentialPlugin",
+    "TrainingTypePlugin",
+    "ParallelPlugin",
+    "SingleDevicePlugin",
+    "DDPPlugin",
+    "DDPSpawnPlugin",
+    "DDP2Plugin",
+    "DDPShardedPlugin",
+    "DDPSpawnShardedPlugin",
+    "DDPFullyShardedPlugin",
+    "DeepSpeedPlugin",
+    "DataParallelPlugin",
+    "HorovodPlugin",
+    "TPUSpawnPlugin",
+    "SingleTPUPlugin",
+    "RPCPlugin",
+    "RPCSequentialPlugin",
 ]
 
 _TTP = "pytorch_lightning.plugins.TrainingTypePlugin"
@@ -93,14 +106,21 @@ def _init_optimizers_bridge(old: str) -> Any:
 
 
 _STRATEGY_HOOKS = (
-    Hook(_DDP, "init_ddp_connection", "setup_distributed",
-         "inside `setup_environment()` -> `setup_distributed()`, before the setup hooks, and it initialises "
-         "the process group"),
-    Hook(_TTP, "pre_dispatch", None,
-         "at the end of `setup(trainer)`, after the model is moved and wrapped and the optimizers are built"),
+    Hook(
+        _DDP,
+        "init_ddp_connection",
+        "setup_distributed",
+        "inside `setup_environment()` -> `setup_distributed()`, before the setup hooks, and it initialises "
+        "the process group",
+    ),
+    Hook(
+        _TTP,
+        "pre_dispatch",
+        None,
+        "at the end of `setup(trainer)`, after the model is moved and wrapped and the optimizers are built",
+    ),
     Hook(_TTP, "post_dispatch", None, "at the start of `teardown()`, after the loops and the teardown hooks"),
-    Hook(_TTP, "init_optimizers", "setup_optimizers", "by `setup_optimizers(trainer)`",
-         make=_init_optimizers_bridge),
+    Hook(_TTP, "init_optimizers", "setup_optimizers", "by `setup_optimizers(trainer)`", make=_init_optimizers_bridge),
     _unsupported(_TTP, "start_training"),
     _unsupported(_TTP, "start_evaluating"),
     _unsupported(_TTP, "start_testing"),
@@ -121,9 +141,12 @@ def _legacy_setup_bridge(cls: type[_LegacyStrategy]) -> None:
         return
     warn_deprecated(
         deprecation_message(
-            _TTP, "setup(trainer)", member="setup", old_display=f"{cls.__name__}.setup(model)",
+            _TTP,
+            "setup(trainer)",
+            member="setup",
+            old_display=f"{cls.__name__}.setup(model)",
             detail="overrides the old `setup(model)`; it is still called, at the start of `setup(trainer)`, "
-                   "after the setup hooks",
+            "after the setup hooks",
         ),
         once_key=("hook", cls, "setup(model)"),
         frame=user_frame(),
@@ -260,14 +283,16 @@ class _LegacyStrategy:
     def results(self) -> Any:
         """Removed: ``fit``/``validate``/``test``/``predict`` return the results."""
         raise AttributeError(
-            deprecation_message(_TTP, None, member="results",
-                                hint="use the value returned by trainer.fit/validate/test/predict")
+            deprecation_message(
+                _TTP, None, member="results", hint="use the value returned by trainer.fit/validate/test/predict"
+            )
         )
 
 
 def _install_no_loop() -> None:
     """``start_training`` & co. called by name: there is no such step any more."""
     for name in ("start_training", "start_evaluating", "start_testing", "start_predicting", "dispatch"):
+
         def method(self: Any, *args: Any, _name: str = name, **kwargs: Any) -> Any:
             raise NotImplementedError(
                 deprecation_message(_TTP, None, member=_name, hint=_entry_hint(_TTP, _name, _LOOP_HINT))
@@ -308,8 +333,9 @@ class _LegacyParallel(_LegacyStrategy):
         if user_override(type(self), "init_ddp_connection") is None:
             # Called by name on a plugin that does not override it: the new step (dynamic dispatch,
             # so a new-style `setup_distributed` override runs).
-            warn_deprecated(deprecation_message(self._compat_old_owner, "setup_distributed",
-                                                member="init_ddp_connection"))
+            warn_deprecated(
+                deprecation_message(self._compat_old_owner, "setup_distributed", member="init_ddp_connection")
+            )
             self.setup_distributed()
             return
         # Reached through super() from the user's override: the base behaviour, the process group.
@@ -327,12 +353,21 @@ class _LegacyParallel(_LegacyStrategy):
 def _old_parallel_kwargs(owner: str, name: str, num_nodes: Any, sync_batchnorm: Any) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if num_nodes is not None:
-        warn_deprecated(deprecation_message(owner, "Trainer(num_nodes=...)", member="num_nodes",
-                                            old_display=f"{name}(num_nodes=...)"))
+        warn_deprecated(
+            deprecation_message(
+                owner, "Trainer(num_nodes=...)", member="num_nodes", old_display=f"{name}(num_nodes=...)"
+            )
+        )
         extra["num_nodes"] = num_nodes
     if sync_batchnorm is not None:
-        warn_deprecated(deprecation_message(owner, "a SyncBatchNorm conversion of your module", member="sync_batchnorm",
-                                            old_display=f"{name}(sync_batchnorm=...)"))
+        warn_deprecated(
+            deprecation_message(
+                owner,
+                "a SyncBatchNorm conversion of your module",
+                member="sync_batchnorm",
+                old_display=f"{name}(sync_batchnorm=...)",
+            )
+        )
     return extra
 
 
@@ -368,8 +403,9 @@ class ParallelPlugin(_LegacyParallel, _ParallelStrategy, metaclass=ShimMeta):
     _compat_new_cls = _ParallelStrategy
     _compat_old_owner = _PAR
 
-    def __init__(self, parallel_devices: list[torch.device] | None = None, cluster_environment: Any = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, parallel_devices: list[torch.device] | None = None, cluster_environment: Any = None, **kwargs: Any
+    ) -> None:
         warn_class_use(type(self))
         super().__init__(parallel_devices=parallel_devices, cluster_environment=cluster_environment, **kwargs)
 
@@ -393,8 +429,16 @@ class _DDPInit:
     _compat_sync_batchnorm = False
     _compat_num_nodes: int | None = None
 
-    def _compat_init(self, name: str, owner: str, parallel_devices: Any, num_nodes: Any, cluster_environment: Any,
-                     sync_batchnorm: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _compat_init(
+        self,
+        name: str,
+        owner: str,
+        parallel_devices: Any,
+        num_nodes: Any,
+        cluster_environment: Any,
+        sync_batchnorm: Any,
+        kwargs: dict[str, Any],
+    ) -> dict[str, Any]:
         warn_class_use(type(self))
         extra = _old_parallel_kwargs(owner, name, num_nodes, sync_batchnorm)
         self._compat_sync_batchnorm = bool(sync_batchnorm)
@@ -423,10 +467,19 @@ class DDPPlugin(_LegacyParallel, _DDPInit, _DDPStrategy, metaclass=ShimMeta):
     _compat_new = "strategies.DDPStrategy"
     _compat_new_cls = _DDPStrategy
 
-    def __init__(self, parallel_devices: list[torch.device] | None = None, num_nodes: int | None = None,
-                 cluster_environment: Any = None, sync_batchnorm: bool | None = None, **kwargs: Any) -> None:
-        super().__init__(**self._compat_init("DDPPlugin", _DDP, parallel_devices, num_nodes, cluster_environment,
-                                             sync_batchnorm, kwargs))
+    def __init__(
+        self,
+        parallel_devices: list[torch.device] | None = None,
+        num_nodes: int | None = None,
+        cluster_environment: Any = None,
+        sync_batchnorm: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            **self._compat_init(
+                "DDPPlugin", _DDP, parallel_devices, num_nodes, cluster_environment, sync_batchnorm, kwargs
+            )
+        )
 
 
 @deprecated("DDPSpawnPlugin is deprecated: use strategies.DDPSpawnStrategy", category=None)
@@ -438,10 +491,19 @@ class DDPSpawnPlugin(_LegacyParallel, _DDPInit, _DDPSpawnStrategy, metaclass=Shi
     _compat_new_cls = _DDPSpawnStrategy
     _compat_old_owner = _SPAWN
 
-    def __init__(self, parallel_devices: list[torch.device] | None = None, num_nodes: int | None = None,
-                 cluster_environment: Any = None, sync_batchnorm: bool | None = None, **kwargs: Any) -> None:
-        super().__init__(**self._compat_init("DDPSpawnPlugin", _SPAWN, parallel_devices, num_nodes,
-                                             cluster_environment, sync_batchnorm, kwargs))
+    def __init__(
+        self,
+        parallel_devices: list[torch.device] | None = None,
+        num_nodes: int | None = None,
+        cluster_environment: Any = None,
+        sync_batchnorm: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            **self._compat_init(
+                "DDPSpawnPlugin", _SPAWN, parallel_devices, num_nodes, cluster_environment, sync_batchnorm, kwargs
+            )
+        )
 
     @property
     def mp_spawn_kwargs(self) -> Any:
@@ -471,8 +533,11 @@ def _shim_for_optional(name: str, old: str, new_name: str) -> type:
     def __init__(self: Any, *args: Any, num_nodes: int | None = None, **kwargs: Any) -> None:
         warn_class_use(type(self))
         if num_nodes is not None:
-            warn_deprecated(deprecation_message(old, "Trainer(num_nodes=...)", member="num_nodes",
-                                                old_display=f"{name}(num_nodes=...)"))
+            warn_deprecated(
+                deprecation_message(
+                    old, "Trainer(num_nodes=...)", member="num_nodes", old_display=f"{name}(num_nodes=...)"
+                )
+            )
             kwargs["num_nodes"] = num_nodes
         new_cls.__init__(self, *args, **kwargs)
 
@@ -503,16 +568,20 @@ class _Unavailable:
             for base in bases:
                 if "_compat_old" in vars(base) and base._compat_old:
                     warn_deprecated(
-                        deprecation_message(base._compat_old, base._compat_new,
-                                            detail=f"subclassed by `{cls.__name__}`; it cannot be instantiated"),
+                        deprecation_message(
+                            base._compat_old,
+                            base._compat_new,
+                            detail=f"subclassed by `{cls.__name__}`; it cannot be instantiated",
+                        ),
                         once_key=("subclass", cls, base),
                         frame=user_frame(),
                     )
                     break
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        raise NotImplementedError(deprecation_message(self._compat_old, self._compat_new,
-                                                      detail="it has no runtime equivalent here"))
+        raise NotImplementedError(
+            deprecation_message(self._compat_old, self._compat_new, detail="it has no runtime equivalent here")
+        )
 
 
 def _unavailable(name: str, old: str, base: type = _Unavailable) -> type:
@@ -520,8 +589,17 @@ def _unavailable(name: str, old: str, base: type = _Unavailable) -> type:
 
     entry = _lookup(old, None, None)
     new = entry.strategies if entry is not None else None
-    return type(name, (base,), {"__module__": __name__, "__qualname__": name, "_compat_old": old,
-                                "_compat_new": new, "__doc__": f"``{old}``: removed; instantiating it raises."})
+    return type(
+        name,
+        (base,),
+        {
+            "__module__": __name__,
+            "__qualname__": name,
+            "_compat_old": old,
+            "_compat_new": new,
+            "__doc__": f"``{old}``: removed; instantiating it raises.",
+        },
+    )
 
 
 DDP2Plugin = _unavailable("DDP2Plugin", "pytorch_lightning.plugins.DDP2Plugin")
@@ -536,5 +614,6 @@ RPCSequentialPlugin = _unavailable("RPCSequentialPlugin", "pytorch_lightning.plu
 DeepSpeedPlugin = _shim_for_optional(
     "DeepSpeedPlugin", "pytorch_lightning.plugins.DeepSpeedPlugin", "DeepSpeedStrategy"
 )
-DataParallelPlugin = _shim_for_optional("DataParallelPlugin", "pytorch_lightning.plugins.DataParallelPlugin",
-                                        "DataParallelStrategy")
+DataParallelPlugin = _shim_for_optional(
+    "DataParallelPlugin", "pytorch_lightning.plugins.DataParallelPlugin", "DataParallelStrategy"
+)

@@ -54,8 +54,13 @@ def fit_through_an_accelerator_container(model, loader, environment):
         precision_plugin=PrecisionPlugin(),
         training_type_plugin=DispatchRecordingDDPPlugin(cluster_environment=environment),
     )
-    trainer = Trainer(accelerator=accelerator, num_processes=2, max_epochs=1, callbacks=[RecordingCallback()],
-                      enable_progress_bar=False)
+    trainer = Trainer(
+        accelerator=accelerator,
+        num_processes=2,
+        max_epochs=1,
+        callbacks=[RecordingCallback()],
+        enable_progress_bar=False,
+    )
     trainer.fit(model, loader)
     record("trainer.accelerator_backend", type=type(trainer.accelerator_backend).__name__)
     return trainer

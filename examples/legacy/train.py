@@ -129,8 +129,11 @@ def data() -> DataLoader:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
-    parser.add_argument("--no-manual", action="store_true",
-                        help="skip manual_parts.py (the pieces no codemod can rewrite); fit twice the plain way")
+    parser.add_argument(
+        "--no-manual",
+        action="store_true",
+        help="skip manual_parts.py (the pieces no codemod can rewrite); fit twice the plain way",
+    )
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
 

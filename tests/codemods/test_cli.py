@@ -84,9 +84,7 @@ def make_tree(base: Path) -> Path:
 
 def snapshot(root: Path) -> dict[str, bytes]:
     return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.is_symlink()
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()
     }
 
 
@@ -147,8 +145,15 @@ def test_in_place_run_with_report(tree: Path, tmp_path: Path, capsys) -> None:
 
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["summary"] == {
-        "scanned": 9, "changed": 5, "unchanged": 2, "skipped": 3, "failed": 2,
-        "todos": 2, "pending_todos": 0, "interrupted": False, "seconds": report["summary"]["seconds"],
+        "scanned": 9,
+        "changed": 5,
+        "unchanged": 2,
+        "skipped": 3,
+        "failed": 2,
+        "todos": 2,
+        "pending_todos": 0,
+        "interrupted": False,
+        "seconds": report["summary"]["seconds"],
     }
     assert {f["file"] for f in report["failed"]} == {"tree/pkg/broken.py", "tree/pkg/readonly.py"}
     assert {s["path"] for s in report["skipped"]} == {"tree/build/", "tree/env/", "tree/link.py"}
@@ -208,9 +213,7 @@ def test_subclass_chains_across_files(tmp_path: Path, monkeypatch: pytest.Monkey
     src = tmp_path / "src" / "proj"
     src.mkdir(parents=True)
     (src / "__init__.py").write_text("")
-    (src / "a.py").write_text(
-        "from pytorch_lightning.plugins import DDPPlugin\n\n\nclass A(DDPPlugin):\n    pass\n"
-    )
+    (src / "a.py").write_text("from pytorch_lightning.plugins import DDPPlugin\n\n\nclass A(DDPPlugin):\n    pass\n")
     (src / "b.py").write_text("from .a import A\n\n\nclass B(A):\n    pass\n")
     hook = "    def init_ddp_connection(self, global_rank, world_size):\n        return world_size\n"
     (src / "c.py").write_text("from proj import b\n\n\nclass C(b.B):\n" + hook)

@@ -53,9 +53,15 @@ def _in_the_background() -> None:
 def popen(*args: str, sigint_ignored: bool = False) -> subprocess.Popen[str]:
     """The CLI as a user starts it, in its own process group (a terminal's Ctrl-C reaches all of it)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "compat.migrate", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=_in_the_background if sigint_ignored else _as_from_a_terminal)
+    return subprocess.Popen(
+        [sys.executable, "-m", "compat.migrate", *args],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=_in_the_background if sigint_ignored else _as_from_a_terminal,
+    )
 
 
 def old_tree(root: Path, count: int) -> list[Path]:
@@ -142,6 +148,7 @@ def started_workers(proc: subprocess.Popen[str], files: list[Path], reap: list[i
 
 # -- 1, 8: only regular files are read; loops and FIFOs are listed under "skipped" -------------------
 
+
 def test_a_fifo_is_skipped_not_read(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     [f] = old_tree(tree, 1)
@@ -176,6 +183,7 @@ def test_symlink_loops_and_broken_links_are_listed_as_skipped(tmp_path: Path, ca
 
 # -- 5: a report path that cannot be written stops the run before any write ---------------------------
 
+
 @pytest.mark.parametrize("where", ["missing/r.json", "."])
 def test_bad_report_path_is_refused_before_anything_is_written(tmp_path: Path, capsys, where: str) -> None:
     tree = tmp_path / "tree"
@@ -190,6 +198,7 @@ def test_bad_report_path_is_refused_before_anything_is_written(tmp_path: Path, c
 
 
 # -- 6: workers are capped by the files that need parsing ---------------------------------------------
+
 
 def test_workers_are_capped_by_the_files_to_parse(tmp_path: Path, monkeypatch) -> None:
     sizes: list[int] = []
@@ -210,6 +219,7 @@ def test_workers_are_capped_by_the_files_to_parse(tmp_path: Path, monkeypatch) -
 
 
 # -- 7: files above --max-file-size are skipped, with the reason --------------------------------------
+
 
 def test_files_above_the_size_limit_are_skipped(tmp_path: Path, capsys) -> None:
     tree = tmp_path / "tree"
@@ -237,6 +247,7 @@ def test_max_file_size_values(capsys) -> None:
 
 
 # -- 3: temporary files of a killed run are cleaned up (in place) or reported ------------------------
+
 
 def dead_pid() -> int:
     proc = subprocess.Popen(["true"])
@@ -271,6 +282,7 @@ def test_leftover_temp_files_are_removed_once_their_writer_is_gone(tmp_path: Pat
 
 # -- 2, 3: kill -9 of the CLI takes its workers with it; the next run cleans up -----------------------
 
+
 def test_kill_9_of_the_cli_ends_its_workers(tmp_path: Path, reap: list[int]) -> None:
     tree = tmp_path / "tree"
     files = old_tree(tree, 300)
@@ -294,6 +306,7 @@ def test_kill_9_of_the_cli_ends_its_workers(tmp_path: Path, reap: list[int]) -> 
 
 
 # -- 4: Ctrl-C stops the workers at once, tells the truth and exits 130 -------------------------------
+
 
 @pytest.mark.parametrize(
     ("out", "group"),

@@ -32,9 +32,7 @@ def write(path: Path, text: str) -> Path:
 
 def run_python(code: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_help_does_not_import_torch() -> None:
@@ -130,9 +128,22 @@ def test_discovery_rules(tmp_path: Path) -> None:
     write(root / ".git" / "HEAD", "")
     write(root / ".gitignore", "*.gen.py\n/top_only/\n!keep.gen.py\n")
     write(root / "app" / ".gitignore", "local.py\n")
-    for rel in ["a.py", "x.gen.py", "keep.gen.py", "top_only/t.py", "app/top_only/t.py", "app/local.py",
-                "app/ok.pyi", "node_modules/n.py", "__pycache__/c.py", "site-packages/s.py", ".tox/t.py",
-                "conda/conda-meta/x", "conda/lib/c.py", "notes.txt"]:
+    for rel in [
+        "a.py",
+        "x.gen.py",
+        "keep.gen.py",
+        "top_only/t.py",
+        "app/top_only/t.py",
+        "app/local.py",
+        "app/ok.pyi",
+        "node_modules/n.py",
+        "__pycache__/c.py",
+        "site-packages/s.py",
+        ".tox/t.py",
+        "conda/conda-meta/x",
+        "conda/lib/c.py",
+        "notes.txt",
+    ]:
         write(root / rel, "")
     found = discover([str(root / "app"), str(root)], [], None)
     names = [os.path.relpath(f.path, root.resolve()) for f in found.files]
@@ -195,8 +206,17 @@ def test_gitignore_edge_cases_follow_git(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     write(root / ".git" / "HEAD", "")
     write(root / ".gitignore", "a/**/deep.py\ndoc/*.py\n\\#hash.py\n**/gen/\n*.py[io]\n!keep.pyi\n")
-    rels = ["a/deep.py", "a/x/y/deep.py", "doc/d.py", "sub/doc/d.py", "#hash.py", "x/gen/g.py", "m.pyi",
-            "keep.pyi", "ok.py"]
+    rels = [
+        "a/deep.py",
+        "a/x/y/deep.py",
+        "doc/d.py",
+        "sub/doc/d.py",
+        "#hash.py",
+        "x/gen/g.py",
+        "m.pyi",
+        "keep.pyi",
+        "ok.py",
+    ]
     for rel in rels:
         write(root / rel, "")
     found = discover([str(root)], [], None)

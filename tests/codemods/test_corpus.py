@@ -47,16 +47,25 @@ def tree(tmp_path_factory) -> Path:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "compat.migrate", "-q", "--jobs", "1", *args], check=False,
-                          capture_output=True, text=True, cwd=REPO, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "compat.migrate", "-q", "--jobs", "1", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 def _residual(text: str) -> list[tuple[int, str]]:
     lines = text.splitlines()
     todo_lines = [i + 1 for i, line in enumerate(lines) if codemods.TODO_PREFIX.strip() in line]
-    return [(line, name) for line, name in corpus.old_api_sites(text)
-            if not any(abs(line - t) <= TODO_DISTANCE for t in todo_lines)]
+    return [
+        (line, name)
+        for line, name in corpus.old_api_sites(text)
+        if not any(abs(line - t) <= TODO_DISTANCE for t in todo_lines)
+    ]
 
 
 @pytest.mark.extras
@@ -90,9 +99,11 @@ def test_real_old_api_code(tree, tmp_path, target):
     )
 
     count = sum(len(v) for v in residual.values())
-    print(f"\n[{target}] {len(sources)} real files, {sites} old-API sites before, "
-          f"{data['summary']['todos']} TODOs, {len(data['changes'])} edits; "
-          f"residual: {count} old-API sites with no TODO within {TODO_DISTANCE} lines")
+    print(
+        f"\n[{target}] {len(sources)} real files, {sites} old-API sites before, "
+        f"{data['summary']['todos']} TODOs, {len(data['changes'])} edits; "
+        f"residual: {count} old-API sites with no TODO within {TODO_DISTANCE} lines"
+    )
     for name, left in sorted(residual.items()):
         print(f"  {name}: " + ", ".join(f"{line}:{old}" for line, old in left[:8]) + (" ..." if len(left) > 8 else ""))
     if MAX_RESIDUAL is not None:

@@ -23,8 +23,14 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _train(script: Path, out: Path, *python_flags: str, **env: str) -> subprocess.CompletedProcess:
     out.mkdir()
-    proc = subprocess.run([sys.executable, *python_flags, str(script), "--out", str(out), "--no-manual"],
-                          env=_env(**env), capture_output=True, text=True, timeout=120, cwd=script.parent)
+    proc = subprocess.run(
+        [sys.executable, *python_flags, str(script), "--out", str(out), "--no-manual"],
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=script.parent,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
 
@@ -36,8 +42,14 @@ def test_migrated_legacy_example_runs_on_the_new_api_with_the_same_weights(tmp_p
     assert "CompatDeprecationWarning" in before.stderr, "the legacy program runs on compat"
 
     report = tmp_path / "report.json"
-    migrate = subprocess.run([sys.executable, "-m", "compat.migrate", str(tree), "--report", str(report)],
-                             env=_env(), capture_output=True, text=True, timeout=120, cwd=REPO)
+    migrate = subprocess.run(
+        [sys.executable, "-m", "compat.migrate", str(tree), "--report", str(report)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert migrate.returncode == 0, migrate.stderr
     data = json.loads(report.read_text())
     todo_files = {Path(t["file"]).name for t in data["todos"]}
@@ -45,8 +57,9 @@ def test_migrated_legacy_example_runs_on_the_new_api_with_the_same_weights(tmp_p
     migrated = (tree / "train.py").read_text()
     assert "from compat" not in migrated and "import compat" not in migrated, "train.py no longer imports compat"
 
-    after = _train(tree / "train.py", tmp_path / "after", "-W", "error::DeprecationWarning",
-                   STRATEGY_COMPAT_DEPRECATION="error")
+    after = _train(
+        tree / "train.py", tmp_path / "after", "-W", "error::DeprecationWarning", STRATEGY_COMPAT_DEPRECATION="error"
+    )
     assert "CompatDeprecationWarning" not in after.stderr
 
     old = torch.load(tmp_path / "before" / "weights.pt", weights_only=True)

@@ -36,7 +36,7 @@ def _lightning_imports(code: str) -> set[str]:
     return {m for m in found if m.split(".")[0] in ("lightning", "pytorch_lightning")}
 
 
-OLD_STYLE = '''\
+OLD_STYLE = """\
 import pytorch_lightning as pl
 import pytorch_lightning
 from pytorch_lightning.callbacks import ModelCheckpoint
@@ -49,7 +49,7 @@ class Model(pl.LightningModule):
 
 trainer = pl.Trainer(gpus=2, callbacks=[ModelCheckpoint()], plugins=[DDPPlugin()])
 version = pytorch_lightning.__version__
-'''
+"""
 
 
 @pytest.mark.parametrize("namespace", codemods.NAMESPACES)
@@ -66,7 +66,9 @@ def test_a_migrated_file_uses_one_namespace(namespace):
 
 def test_default_namespace_is_lightning_pytorch():
     assert _lightning_imports(_migrate(OLD_STYLE).code) == {
-        "lightning.pytorch", "lightning.pytorch.callbacks", "lightning.pytorch.strategies",
+        "lightning.pytorch",
+        "lightning.pytorch.callbacks",
+        "lightning.pytorch.strategies",
     }
 
 
@@ -78,15 +80,22 @@ def test_old_only_classes_keep_their_import_and_todo():
     assert "from lightning.pytorch import Trainer" in result.code
 
 
-@pytest.mark.parametrize(("name", "text", "expected"), [
-    ("requirements.txt", "torch>=2\npytorch-lightning==1.2.10  # the old one\n", "pytorch_lightning"),
-    ("requirements-dev.txt", "lightning[extra]>=2.1\n", "lightning.pytorch"),
-    ("pyproject.toml", '[project]\ndependencies = ["torch", "pytorch_lightning>=1.5"]\n', "pytorch_lightning"),
-    ("pyproject.toml", '[project]\ndependencies = ["lightning==2.6.*", "pytorch-lightning"]\n', "lightning.pytorch"),
-    ("setup.cfg", "[options]\ninstall_requires =\n    pytorch-lightning>=1.3\n", "pytorch_lightning"),
-    ("setup.py", 'setup(install_requires=["lightning>=2"])\n', "lightning.pytorch"),
-    ("pyproject.toml", '[project]\nname = "lightning-tools"\ndependencies = ["torch"]\n', None),
-])
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("requirements.txt", "torch>=2\npytorch-lightning==1.2.10  # the old one\n", "pytorch_lightning"),
+        ("requirements-dev.txt", "lightning[extra]>=2.1\n", "lightning.pytorch"),
+        ("pyproject.toml", '[project]\ndependencies = ["torch", "pytorch_lightning>=1.5"]\n', "pytorch_lightning"),
+        (
+            "pyproject.toml",
+            '[project]\ndependencies = ["lightning==2.6.*", "pytorch-lightning"]\n',
+            "lightning.pytorch",
+        ),
+        ("setup.cfg", "[options]\ninstall_requires =\n    pytorch-lightning>=1.3\n", "pytorch_lightning"),
+        ("setup.py", 'setup(install_requires=["lightning>=2"])\n', "lightning.pytorch"),
+        ("pyproject.toml", '[project]\nname = "lightning-tools"\ndependencies = ["torch"]\n', None),
+    ],
+)
 def test_namespace_from_dependency_files(tmp_path, name, text, expected):
     (tmp_path / name).write_text(text)
     (tmp_path / "pkg").mkdir()
@@ -99,18 +108,26 @@ def test_cli_flag_wins_over_the_dependency_files(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(OLD_STYLE)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    for flag, expected in (([], "pytorch_lightning"), (["--lightning-namespace", "lightning.pytorch"],
-                                                      "lightning.pytorch")):
+    for flag, expected in (
+        ([], "pytorch_lightning"),
+        (["--lightning-namespace", "lightning.pytorch"], "lightning.pytorch"),
+    ):
         shutil.copy(script, tmp_path / "copy.py")
-        proc = subprocess.run([sys.executable, "-m", "compat.migrate", "--target", "lightning", *flag, "-q",
-                               str(tmp_path / "copy.py")], check=False, capture_output=True, text=True, env=env,
-                              cwd=REPO, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "compat.migrate", "--target", "lightning", *flag, "-q", str(tmp_path / "copy.py")],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         modules = _lightning_imports((tmp_path / "copy.py").read_text())
         assert {m.split(".")[0] for m in modules} == {expected.split(".")[0]}, modules
 
 
-ENVIRONMENT = '''\
+ENVIRONMENT = """\
 from pytorch_lightning.plugins.environments import ClusterEnvironment
 
 
@@ -141,7 +158,7 @@ class Env(ClusterEnvironment):
 
     def node_rank(self):
         return 0
-'''
+"""
 
 
 def test_environment_gets_detect_and_the_1x_meaning_of_creates_children():
@@ -177,9 +194,15 @@ def test_environment_missing_a_member_gets_a_todo():
 def test_a_trailing_comment_on_a_split_import_is_kept_on_both(tmp_path):
     tree = tmp_path / "legacy"
     shutil.copytree(LEGACY, tree, ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run([sys.executable, "-m", "compat.migrate", "--target", "lightning", "--check",
-                           str(tree / "train.py")], check=False, capture_output=True, text=True, timeout=120, cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "compat.migrate", "--target", "lightning", "--check", str(tree / "train.py")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # would change; 2 would mean it refused
     migrated = _migrate((tree / "train.py").read_text()).code
     assert migrated.count("# noqa: E402") == (tree / "train.py").read_text().count("# noqa: E402") + 1
@@ -191,8 +214,11 @@ def test_every_import_the_migration_writes_exists_in_lightning_2_6(path):
     result = _migrate(source)
     before = _imported_names(source)
     for module, name in sorted(_imported_names(result.code) - before):
-        canonical = module.replace("pytorch_lightning", "lightning.pytorch", 1) if module.startswith(
-            "pytorch_lightning") else module
+        canonical = (
+            module.replace("pytorch_lightning", "lightning.pytorch", 1)
+            if module.startswith("pytorch_lightning")
+            else module
+        )
         if not canonical.startswith("lightning."):
             continue
         assert LIGHTNING.has(f"{canonical}.{name}") or LIGHTNING.has(canonical) and name == "*", (
@@ -213,8 +239,11 @@ def _imported_names(code: str) -> set[tuple[str, str]]:
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_PORT", "MASTER_ADDR", "NODE_RANK", "PYTHONPATH")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_PORT", "MASTER_ADDR", "NODE_RANK", "PYTHONPATH")
+    }
     return {**env, **extra}
 
 
@@ -234,14 +263,26 @@ def test_migrated_legacy_example_trains_on_lightning(tmp_path):
     assert plain in script.read_text()
     script.write_text(script.read_text().replace(plain, plain[:-1] + ", shuffle=True)"))
     before = tmp_path / "before"
-    proc = subprocess.run([sys.executable, str(tree / "train.py"), "--out", str(before), "--no-manual"],
-                          env=_env(PYTHONPATH=str(REPO)), check=False, capture_output=True, text=True, timeout=240,
-                          cwd=tree)
+    proc = subprocess.run(
+        [sys.executable, str(tree / "train.py"), "--out", str(before), "--no-manual"],
+        env=_env(PYTHONPATH=str(REPO)),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=tree,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
 
-    migrate = subprocess.run([sys.executable, "-m", "compat.migrate", "--target", "lightning", "-q", str(tree)],
-                             env=_env(PYTHONPATH=str(REPO)), check=False, capture_output=True, text=True, timeout=120,
-                             cwd=REPO)
+    migrate = subprocess.run(
+        [sys.executable, "-m", "compat.migrate", "--target", "lightning", "-q", str(tree)],
+        env=_env(PYTHONPATH=str(REPO)),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
     assert migrate.returncode == 0, migrate.stdout + migrate.stderr
     migrated = (tree / "train.py").read_text()
     assert "compat" not in {m.split(".")[0] for m in _imported_modules(migrated)}
@@ -250,9 +291,15 @@ def test_migrated_legacy_example_trains_on_lightning(tmp_path):
     # Lightning on CPU, 2 processes over gloo, re-running the script for rank 1; no PYTHONPATH:
     # the migrated program needs nothing of this repository.
     after = tmp_path / "after"
-    run = subprocess.run([sys.executable, str(tree / "train.py"), "--out", str(after), "--no-manual"],
-                         env=_env(PL_DISABLE_FORK="1"), check=False, capture_output=True, text=True, timeout=300,
-                         cwd=tree)
+    run = subprocess.run(
+        [sys.executable, str(tree / "train.py"), "--out", str(after), "--no-manual"],
+        env=_env(PL_DISABLE_FORK="1"),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tree,
+    )
     assert run.returncode == 0, run.stderr[-4000:]
     assert "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2" in run.stderr + run.stdout
     assert (after / "calls_rank0.json").exists() and (after / "calls_rank1.json").exists()

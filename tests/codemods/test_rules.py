@@ -56,9 +56,7 @@ def _select(path: pathlib.Path) -> list[str] | None:
 def _run(path: pathlib.Path, target: str) -> _Run:
     source = path.read_text()
     rules = _api.select_rules(_select(path))
-    module, code, changes, used = _rule.run_rules(
-        cst.parse_module(source), rules, target=target, source=source
-    )
+    module, code, changes, used = _rule.run_rules(cst.parse_module(source), rules, target=target, source=source)
     assert code == module.code, "the spliced code differs from the new module's code"
     return _Run(code, tuple(changes), frozenset(used))
 
@@ -101,9 +99,7 @@ def test_every_rule_has_changing_and_noop_fixtures() -> None:
     for rule in codemods.Rule:
         cases = [p for p in CASES if p.parent.name == rule.value]
         outputs = [(p.read_text(), _expected(p, "strategies").read_text()) for p in cases]
-        assert any(before != after for before, after in outputs), (
-            f"{rule.value} has no fixture that changes code"
-        )
+        assert any(before != after for before, after in outputs), f"{rule.value} has no fixture that changes code"
         assert any(before == after for before, after in outputs), f"{rule.value} has no no-op fixture"
 
 
@@ -195,9 +191,7 @@ def test_class_bases_resolves_imports() -> None:
     assert bases["pkg.mod.A"] == ("pytorch_lightning.plugins.DDPPlugin",)
     assert bases["pkg.mod.B"] == ("compat.plugins.DDPPlugin", "pkg.sibling.Mixin")
     assert bases["pkg.mod.C"] == ("pkg.mod.A", "Generic")
-    assert codemods.class_bases("from . import x\nclass D(x.Y): ...\n", "pkg.__init__")["pkg.D"] == (
-        "pkg.x.Y",
-    )
+    assert codemods.class_bases("from . import x\nclass D(x.Y): ...\n", "pkg.__init__")["pkg.D"] == ("pkg.x.Y",)
     assert codemods.class_bases("class (:\n", "bad") == {}
 
 
@@ -231,9 +225,7 @@ def test_prescan_skips_ordinary_code() -> None:
     ordinary = "import torch\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
     assert not codemods.prescan(ordinary)
     assert not codemods.prescan(ordinary.encode())
-    assert codemods.prescan(
-        "from mypkg import MyDDP\nclass X(MyDDP): ...\n", extra_names=["mypkg.plugins.MyDDP"]
-    )
+    assert codemods.prescan("from mypkg import MyDDP\nclass X(MyDDP): ...\n", extra_names=["mypkg.plugins.MyDDP"])
 
 
 def test_migrate_source_result() -> None:
@@ -250,13 +242,9 @@ def test_migrate_source_result() -> None:
 def test_migrate_source_select_ignore_and_errors() -> None:
     source = "from pytorch_lightning import Trainer\nTrainer(gpus=2)\n"
     assert codemods.migrate_source(source, ignore=["CM006"]).code.endswith("Trainer(gpus=2)\n")
-    assert codemods.migrate_source(source, select=["CM006"]).code.endswith(
-        "Trainer(accelerator='cuda', devices=2)\n"
-    )
+    assert codemods.migrate_source(source, select=["CM006"]).code.endswith("Trainer(accelerator='cuda', devices=2)\n")
     assert codemods.migrate_source(source, select=["CM00"]).changed
-    assert not codemods.migrate_source(
-        "from pytorch_lightning.plugins import DDPPlugin\n", ignore=["CM002"]
-    ).changed
+    assert not codemods.migrate_source("from pytorch_lightning.plugins import DDPPlugin\n", ignore=["CM002"]).changed
     with pytest.raises(ValueError, match="CM999"):
         codemods.migrate_source(source, select=["CM999"])
     with pytest.raises(ValueError, match="target"):
@@ -302,8 +290,7 @@ def test_rule_code_knows_no_old_name() -> None:
         docstrings = {
             id(node.body[0].value)
             for node in ast.walk(tree)
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
-            and ast.get_docstring(node) is not None
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and ast.get_docstring(node) is not None
         }
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:

@@ -79,8 +79,17 @@ class FakeEngine:
     def resolve_user_classes(self, bases: dict[str, tuple[str, ...]]) -> dict[str, str]:
         return {name: "DDPPlugin" for name, b in bases.items() if "DDPPlugin" in b}
 
-    def migrate_source(self, source: str, *, module: str = "", target: str = "strategies",
-                       select=None, ignore=(), user_classes=None, lightning_namespace=None) -> FakeResult:
+    def migrate_source(
+        self,
+        source: str,
+        *,
+        module: str = "",
+        target: str = "strategies",
+        select=None,
+        ignore=(),
+        user_classes=None,
+        lightning_namespace=None,
+    ) -> FakeResult:
         self.calls.append(module)
         libcst.parse_module(source)
         changes = []

@@ -16,12 +16,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Old paths in the table that no release exported: compat re-exports these classes from
 # ``compat.plugins`` for convenience, so the table names them there (their aliases are real).
-NOT_IN_ANY_RELEASE = frozenset({
-    "pytorch_lightning.plugins.MixedPrecisionPlugin",
-    "pytorch_lightning.plugins.LightningEnvironment",
-    "pytorch_lightning.plugins.TorchElasticEnvironment",
-    "pytorch_lightning.plugins.SLURMEnvironment",
-})
+NOT_IN_ANY_RELEASE = frozenset(
+    {
+        "pytorch_lightning.plugins.MixedPrecisionPlugin",
+        "pytorch_lightning.plugins.LightningEnvironment",
+        "pytorch_lightning.plugins.TorchElasticEnvironment",
+        "pytorch_lightning.plugins.SLURMEnvironment",
+    }
+)
 
 _CLASS_ENTRIES = {r.old: r for r in RENAMES if r.kind is Kind.CLASS}
 
@@ -144,8 +146,9 @@ def test_loader_does_not_import_torch():
 # The rename table against the releases
 
 
-@pytest.mark.parametrize("entry", [r for r in RENAMES if r.kind in (Kind.CLASS, Kind.MODULE, Kind.FUNCTION)],
-                         ids=lambda r: r.old_name)
+@pytest.mark.parametrize(
+    "entry", [r for r in RENAMES if r.kind in (Kind.CLASS, Kind.MODULE, Kind.FUNCTION)], ids=lambda r: r.old_name
+)
 def test_old_names_existed(entry):
     for path in (entry.old, *entry.aliases):
         if path in NOT_IN_ANY_RELEASE:
@@ -170,8 +173,7 @@ def test_lightning_targets_exist(entry):
 
 
 def _lightning_objects():
-    return sorted({r.lightning for r in RENAMES
-                   if r.lightning and r.kind in (Kind.CLASS, Kind.MODULE, Kind.FUNCTION)})
+    return sorted({r.lightning for r in RENAMES if r.lightning and r.kind in (Kind.CLASS, Kind.MODULE, Kind.FUNCTION)})
 
 
 @pytest.mark.extras

@@ -20,15 +20,32 @@ REPO = Path(__file__).resolve().parents[2]
 LEGACY = REPO / "examples" / "legacy" / "train.py"
 NEW = REPO / "examples" / "new" / "train.py"
 _WARNING_LINE = re.compile(r"^(?P<file>.+?):(?P<line>\d+): (?P<category>\w+): (?P<message>.*)$")
-_CLEAN_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID",
-               "SLURM_NTASKS", "TORCHELASTIC_RUN_ID", "STRATEGY_COMPAT_DEPRECATION", "PYTHONWARNINGS")
+_CLEAN_VARS = (
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "NODE_RANK",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "SLURM_PROCID",
+    "SLURM_NTASKS",
+    "TORCHELASTIC_RUN_ID",
+    "STRATEGY_COMPAT_DEPRECATION",
+    "PYTHONWARNINGS",
+)
 
 
 def _run(script: Path, out: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if k not in _CLEAN_VARS}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, *extra, str(script), "--out", str(out)], capture_output=True, text=True,
-                          env=full_env, cwd=REPO, timeout=120)
+    return subprocess.run(
+        [sys.executable, *extra, str(script), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=REPO,
+        timeout=120,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,15 +86,20 @@ def test_every_override_is_called_at_its_step_on_both_ranks(legacy_run):
         # the environment's old methods served the new properties
         assert "env.creates_children" in names and "env.master_address" in names and "env.master_port" in names
         # fit 2: Trainer(accelerator=RecordingAccelerator(...), num_processes=2)
-        second = names[names.index("trainer.training_type_plugin"):]
+        second = names[names.index("trainer.training_type_plugin") :]
         assert second.count("plugin.init_ddp_connection") == 1  # still called; the group is reused
         acc = calls[names.index("accelerator.setup")]
         assert acc["has_layer"] is True, "the layer built in setup exists when Accelerator.setup runs"
         acc_after = calls[names.index("accelerator.setup.after_super")]
         assert acc_after["wrapped"] == "DistributedDataParallel"
         assert second.index("callback.on_before_accelerator_backend_setup") < second.index("module.setup")
-        assert second.index("module.setup") < second.index("accelerator.setup") < second.index("plugin.pre_dispatch") \
-            < second.index("accelerator.setup.after_super") < second.index("plugin.post_dispatch")
+        assert (
+            second.index("module.setup")
+            < second.index("accelerator.setup")
+            < second.index("plugin.pre_dispatch")
+            < second.index("accelerator.setup.after_super")
+            < second.index("plugin.post_dispatch")
+        )
         assert calls[names.index("trainer.accelerator_backend")]["type"] == "RecordingAccelerator"
 
 
@@ -92,13 +114,24 @@ def test_warnings_once_each_on_rank_zero_only(legacy_run):
     files = {Path(w["file"]).resolve() for w in ours}
     assert files == {LEGACY.resolve(), (LEGACY.parent / "manual_parts.py").resolve()}, "each points at the user's line"
     messages = " ".join(w["message"] for w in ours)
-    for old in ("`DDPPlugin`", "`RecordingDDPPlugin.init_ddp_connection`", "`DispatchRecordingDDPPlugin.pre_dispatch`",
-                "`DispatchRecordingDDPPlugin.post_dispatch`", "`RecordingEnvironment.master_address`",
-                "`RecordingEnvironment.master_port`", "`RecordingEnvironment.creates_children`",
-                "`CPUAccelerator`", "`RecordingAccelerator.setup`", "`Regressor.configure_sharded_model`",
-                "`RecordingCallback.on_before_accelerator_backend_setup`", "`Trainer(accelerator='ddp')`",
-                "`Trainer(num_processes=...)`", "`Trainer.training_type_plugin`", "`Trainer.accelerator_backend`",
-                "`PrecisionPlugin`"):
+    for old in (
+        "`DDPPlugin`",
+        "`RecordingDDPPlugin.init_ddp_connection`",
+        "`DispatchRecordingDDPPlugin.pre_dispatch`",
+        "`DispatchRecordingDDPPlugin.post_dispatch`",
+        "`RecordingEnvironment.master_address`",
+        "`RecordingEnvironment.master_port`",
+        "`RecordingEnvironment.creates_children`",
+        "`CPUAccelerator`",
+        "`RecordingAccelerator.setup`",
+        "`Regressor.configure_sharded_model`",
+        "`RecordingCallback.on_before_accelerator_backend_setup`",
+        "`Trainer(accelerator='ddp')`",
+        "`Trainer(num_processes=...)`",
+        "`Trainer.training_type_plugin`",
+        "`Trainer.accelerator_backend`",
+        "`PrecisionPlugin`",
+    ):
         assert old in messages, old
     assert all("python -m compat.migrate <path>" in w["message"] for w in ours)
     assert not [w for w in found if w["category"] not in ("CompatDeprecationWarning",)], "other warnings appeared"

@@ -23,7 +23,7 @@ from compat._warnings import CompatDeprecationWarning
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 sys.path.insert(0, str(SCRIPTS))
-import legacy_program as lp
+import legacy_program as lp  # noqa: E402 (found through the sys.path line above)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,45 +36,65 @@ def quiet(factory):
 
 def train_batch(idx: int) -> list[tuple]:
     return [
-        ("cb", "on_batch_start", None), ("m", "on_batch_start", None),
+        ("cb", "on_batch_start", None),
+        ("m", "on_batch_start", None),
         ("m", "on_train_batch_start", (idx, 0)),  # 1.2 signature: dataloader_idx is passed
-        ("m", "training_step", idx), ("m", "training_step_end", ["loss", "n"]),
+        ("m", "training_step", idx),
+        ("m", "training_step_end", ["loss", "n"]),
         ("cb", "on_train_batch_end", (idx, 0)),
-        ("cb", "on_batch_end", None), ("m", "on_batch_end", None),
+        ("cb", "on_batch_end", None),
+        ("m", "on_batch_end", None),
     ]
 
 
 def validation_epoch() -> list[tuple]:
     return [
-        ("cb", "on_epoch_start", None), ("m", "on_epoch_start", None),
-        ("m", "validation_step", 0), ("m", "validation_step_end", "Tensor"),
+        ("cb", "on_epoch_start", None),
+        ("m", "on_epoch_start", None),
+        ("m", "validation_step", 0),
+        ("m", "validation_step_end", "Tensor"),
         ("m", "validation_epoch_end", [["val_loss"]]),  # before the callbacks' on_validation_epoch_end
         ("cb", "on_validation_epoch_end", None),
-        ("cb", "on_epoch_end", None), ("m", "on_epoch_end", None),
+        ("cb", "on_epoch_end", None),
+        ("m", "on_epoch_end", None),
     ]
 
 
 def expected_fit(train_batches: int) -> list[tuple]:
     steps = [(["loss", "n"], False, 4)] * train_batches  # step outputs after training_step_end, loss detached
     return [
-        ("cb", "on_init_start", None), ("cb", "on_init_end", None),
+        ("cb", "on_init_start", None),
+        ("cb", "on_init_end", None),
         ("m", "on_fit_start", None),
-        ("cb", "on_pretrain_routine_start", None), ("m", "on_pretrain_routine_start", None),
+        ("cb", "on_pretrain_routine_start", None),
+        ("m", "on_pretrain_routine_start", None),
         ("m", "on_pretrain_routine_end", None),
         *validation_epoch(),  # the sanity check
-        ("m", "on_train_dataloader", None), ("m", "train_dataloader", None),
-        ("cb", "on_epoch_start", None), ("m", "on_epoch_start", None),
+        ("m", "on_train_dataloader", None),
+        ("m", "train_dataloader", None),
+        ("cb", "on_epoch_start", None),
+        ("m", "on_epoch_start", None),
         *[event for idx in range(train_batches) for event in train_batch(idx)],
         *validation_epoch(),
         ("m", "training_epoch_end", steps),
-        ("cb", "on_train_epoch_end", train_batches), ("m", "on_train_epoch_end", train_batches),  # 1.2 (outputs)
-        ("cb", "on_epoch_end", None), ("m", "on_epoch_end", None),
+        ("cb", "on_train_epoch_end", train_batches),
+        ("m", "on_train_epoch_end", train_batches),  # 1.2 (outputs)
+        ("cb", "on_epoch_end", None),
+        ("m", "on_epoch_end", None),
     ]
 
 
 def _fit(model, **kwargs):
-    trainer = quiet(lambda: compat.Trainer(accelerator="cpu", devices=1, max_epochs=1, enable_progress_bar=False,
-                                           callbacks=[lp.LegacyCallback(model)], **kwargs))
+    trainer = quiet(
+        lambda: compat.Trainer(
+            accelerator="cpu",
+            devices=1,
+            max_epochs=1,
+            enable_progress_bar=False,
+            callbacks=[lp.LegacyCallback(model)],
+            **kwargs,
+        )
+    )
     trainer.fit(model)
     return trainer
 
@@ -94,9 +114,12 @@ def test_old_hooks_around_validate_and_test():
     model.events.clear()
     trainer.test(model)
     assert model.events == [
-        ("cb", "on_epoch_start", None), ("m", "on_epoch_start", None),
-        ("m", "test_step", 0), ("m", "test_epoch_end", [0]),
-        ("cb", "on_epoch_end", None), ("m", "on_epoch_end", None),
+        ("cb", "on_epoch_start", None),
+        ("m", "on_epoch_start", None),
+        ("m", "test_step", 0),
+        ("m", "test_epoch_end", [0]),
+        ("cb", "on_epoch_end", None),
+        ("m", "on_epoch_end", None),
     ]
 
 
@@ -105,7 +128,7 @@ def test_the_hook_record_shows_the_old_hooks():
     trainer = _fit(model, limit_train_batches=1, record_hooks=True)
     names = [c.name for c in trainer.hook_record]
     i = names.index("module.training_epoch_end")
-    epoch_end = names[i + 1:names.index("callback.on_train_end", i)]
+    epoch_end = names[i + 1 : names.index("callback.on_train_end", i)]
     assert epoch_end[:2] == ["callback.on_train_epoch_end", "module.on_train_epoch_end"]
     j = epoch_end.index("callback.on_epoch_end")
     assert epoch_end[j:] == ["callback.on_epoch_end", "module.on_epoch_end"]
@@ -137,8 +160,16 @@ def test_training_step_end_return_is_what_is_backpropagated():
     weights = []
     for in_step_end in (True, False):
         model = quiet(lambda flag=in_step_end: _Doubled(flag))
-        trainer = quiet(lambda: compat.Trainer(accelerator="cpu", devices=1, max_epochs=1, enable_progress_bar=False,
-                                               limit_train_batches=1, num_sanity_val_steps=0))
+        trainer = quiet(
+            lambda: compat.Trainer(
+                accelerator="cpu",
+                devices=1,
+                max_epochs=1,
+                enable_progress_bar=False,
+                limit_train_batches=1,
+                num_sanity_val_steps=0,
+            )
+        )
         trainer.fit(model, lp.data())
         weights.append(model.layer.weight.detach().clone())
     untouched = quiet(lambda: _Doubled(True)).layer.weight.detach()
@@ -171,12 +202,14 @@ def test_each_old_hook_warns_once_when_its_class_is_defined():
 
 def test_hooks_that_cannot_run_are_refused_together_when_the_class_is_defined():
     with pytest.raises(TypeError) as err:
+
         class Module(compat.LightningModule):
             def training_step(self, batch, batch_idx, optimizer_idx):
                 pass
 
             def tbptt_split_batch(self, batch, split_size):
                 pass
+
     text = str(err.value)
     assert "`Module.training_step` takes `optimizer_idx`" in text and "automatic_optimization = False" in text
     assert "`Module.tbptt_split_batch`" in text
@@ -194,9 +227,18 @@ def test_a_callbacks_1x_checkpoint_state_is_saved_and_given_back(tmp_path):
 
     def run(**kwargs):
         model = quiet(lp.LegacyModel)
-        trainer = quiet(lambda: compat.Trainer(accelerator="cpu", devices=1, max_epochs=1, enable_progress_bar=False,
-                                               limit_train_batches=1, callbacks=[quiet(Counter)],
-                                               default_root_dir=tmp_path, **kwargs))
+        trainer = quiet(
+            lambda: compat.Trainer(
+                accelerator="cpu",
+                devices=1,
+                max_epochs=1,
+                enable_progress_bar=False,
+                limit_train_batches=1,
+                callbacks=[quiet(Counter)],
+                default_root_dir=tmp_path,
+                **kwargs,
+            )
+        )
         trainer.fit(model)
         return trainer
 
@@ -253,8 +295,11 @@ def test_keyboard_interrupt_calls_the_old_callback_hook_and_ends_the_run():
         def on_keyboard_interrupt(self, trainer, pl_module):
             seen.append(type(pl_module).__name__)
 
-    trainer = quiet(lambda: compat.Trainer(accelerator="cpu", devices=1, max_epochs=1, enable_progress_bar=False,
-                                           callbacks=[quiet(Callback)]))
+    trainer = quiet(
+        lambda: compat.Trainer(
+            accelerator="cpu", devices=1, max_epochs=1, enable_progress_bar=False, callbacks=[quiet(Callback)]
+        )
+    )
     assert trainer.fit(quiet(Module), lp.data()) is None
     assert seen == ["Module"]
 
@@ -263,12 +308,22 @@ def test_keyboard_interrupt_calls_the_old_callback_hook_and_ends_the_run():
 def test_the_1_2_program_runs_on_two_ddp_processes(tmp_path):
     """Real processes, real gloo: every old hook at its step on both ranks (``ddp_cpu`` spawns them, as
     in 1.x, so each rank writes its events from ``on_fit_end``)."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PYTHONWARNINGS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PYTHONWARNINGS")
+    }
     env["PYTHONPATH"] = str(REPO)
     out = tmp_path / "events.json"
-    proc = subprocess.run([sys.executable, str(SCRIPTS / "legacy_program.py"), str(out)], capture_output=True,
-                          text=True, env=env, cwd=tmp_path, timeout=200, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "legacy_program.py"), str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=200,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     # 8 samples over 2 ranks in batches of 4: one training batch per rank; the validation set likewise
     expected = [[who, hook, repr(detail)] for who, hook, detail in expected_fit(1)]

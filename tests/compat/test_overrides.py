@@ -65,6 +65,7 @@ def _trainer(**kwargs):
 
 # -- DDPPlugin: init_ddp_connection / pre_dispatch / post_dispatch ------------------------------------
 
+
 def _legacy_ddp(events: list):
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
@@ -90,8 +91,7 @@ def test_ddp_overrides_are_called_in_the_new_order():
     events: list = []
     LegacyDDP, rec = _legacy_ddp(events)
     names = [str(w.message).split("`")[1] for w in _ours(rec)]
-    assert names == ["DDPPlugin", "LegacyDDP.init_ddp_connection", "LegacyDDP.pre_dispatch",
-                     "LegacyDDP.post_dispatch"]
+    assert names == ["DDPPlugin", "LegacyDDP.init_ddp_connection", "LegacyDDP.pre_dispatch", "LegacyDDP.post_dispatch"]
     trainer = _trainer(strategy=_quiet(LegacyDDP), accelerator="cpu", devices=1, record_hooks=True)
     _fit(trainer, Recorder(events))
     assert events == [
@@ -148,9 +148,17 @@ def test_super_from_a_legacy_override_does_not_recurse():
 
 def test_defining_old_and_new_name_is_a_type_error():
     with pytest.raises(TypeError, match="both `init_ddp_connection`.*`setup_distributed`"):
-        _quiet(lambda: type("Both", (compat.plugins.DDPPlugin,), {
-            "init_ddp_connection": lambda self, *a: None, "setup_distributed": lambda self: None,
-            "__module__": __name__}))
+        _quiet(
+            lambda: type(
+                "Both",
+                (compat.plugins.DDPPlugin,),
+                {
+                    "init_ddp_connection": lambda self, *a: None,
+                    "setup_distributed": lambda self: None,
+                    "__module__": __name__,
+                },
+            )
+        )
 
 
 def test_override_that_forgets_the_process_group_is_a_clear_error():
@@ -168,6 +176,7 @@ def test_override_that_forgets_the_process_group_is_a_clear_error():
 
 
 # -- overrides with no bridge -----------------------------------------------------------------------
+
 
 def test_start_training_override_errors_only_when_used():
     with warnings.catch_warnings(record=True) as rec:
@@ -203,6 +212,7 @@ def test_new_process_override_on_spawn_plugin():
 
 
 # -- ClusterEnvironment ------------------------------------------------------------------------------
+
 
 def test_environment_old_methods_serve_the_new_properties_and_super_works():
     with warnings.catch_warnings(record=True) as rec:
@@ -267,10 +277,11 @@ def test_abstract_old_method_through_super_is_explained():
                 return 0
 
     with pytest.raises(NotImplementedError, match="abstract"):
-        Env().main_address
+        _ = Env().main_address
 
 
 # -- Accelerator container ---------------------------------------------------------------------------
+
 
 def test_accelerator_setup_override_runs_after_setup_hooks():
     events: list = []
@@ -286,14 +297,20 @@ def test_accelerator_setup_override_runs_after_setup_hooks():
             def post_dispatch(self):
                 events.append(("accelerator.post_dispatch",))
 
-        acc = Acc(precision_plugin=compat.plugins.PrecisionPlugin(),
-                  training_type_plugin=compat.plugins.SingleDevicePlugin("cpu"))
+        acc = Acc(
+            precision_plugin=compat.plugins.PrecisionPlugin(),
+            training_type_plugin=compat.plugins.SingleDevicePlugin("cpu"),
+        )
     trainer = _trainer(accelerator=acc)
     assert isinstance(trainer.strategy, compat.plugins.SingleDevicePlugin)
     assert isinstance(trainer.strategy.precision, compat.plugins.PrecisionPlugin)
     _fit(trainer, Recorder(events))
-    assert events == [("module.setup", False), ("accelerator.setup", True, 0),
-                      ("accelerator.setup.after_super", 1), ("accelerator.post_dispatch",)]
+    assert events == [
+        ("module.setup", False),
+        ("accelerator.setup", True, 0),
+        ("accelerator.setup.after_super", 1),
+        ("accelerator.post_dispatch",),
+    ]
 
 
 def test_accelerator_container_without_plugin_uses_the_trainer_arguments():
@@ -311,6 +328,7 @@ def test_accelerator_container_without_plugin_uses_the_trainer_arguments():
 
 
 # -- module and callbacks ----------------------------------------------------------------------------
+
 
 def test_configure_sharded_model_and_callback_hooks():
     events: list = []
@@ -346,8 +364,13 @@ def test_configure_sharded_model_and_callback_hooks():
 
     trainer = _trainer(accelerator="cpu", devices=1, callbacks=[CB(), Base()], record_hooks=True)
     _fit(trainer, Module())
-    assert events == ["setup", "on_before_accelerator_backend_setup", "on_configure_sharded_model",
-                      "on_before_accelerator_backend_setup", "configure_sharded_model"]
+    assert events == [
+        "setup",
+        "on_before_accelerator_backend_setup",
+        "on_configure_sharded_model",
+        "on_before_accelerator_backend_setup",
+        "configure_sharded_model",
+    ]
     # calling the old name on a module reaches configure_model
     module = Module()
     assert module.configure_model() is None
@@ -368,6 +391,7 @@ def test_precision_master_params_override_is_main_params():
 
 
 # -- two real processes: DDP-spawn ----------------------------------------------------------------------
+
 
 class SpawnModule(strategies.TrainModule):
     def __init__(self):

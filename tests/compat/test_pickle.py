@@ -39,12 +39,18 @@ with warnings.catch_warnings():
 OLD_NEW = [
     (lambda: compat.plugins.DDPPlugin(find_unused_parameters=True), strategies.DDPStrategy, strategies.DDPStrategy),
     (lambda: compat.plugins.DDPSpawnPlugin(), strategies.DDPSpawnStrategy, lambda: strategies.DDPSpawnStrategy()),
-    (lambda: compat.plugins.SingleDevicePlugin("cpu"), strategies.SingleDeviceStrategy,
-     lambda: strategies.SingleDeviceStrategy("cpu")),
+    (
+        lambda: compat.plugins.SingleDevicePlugin("cpu"),
+        strategies.SingleDeviceStrategy,
+        lambda: strategies.SingleDeviceStrategy("cpu"),
+    ),
     (lambda: compat.plugins.LightningEnvironment(), strategies.LocalEnvironment, strategies.LocalEnvironment),
     (lambda: compat.plugins.PrecisionPlugin(), strategies.Precision, strategies.Precision),
-    (lambda: compat.plugins.MixedPrecisionPlugin("bf16", "cpu"), strategies.MixedPrecision,
-     lambda: strategies.MixedPrecision("bf16-mixed", "cpu")),
+    (
+        lambda: compat.plugins.MixedPrecisionPlugin("bf16", "cpu"),
+        strategies.MixedPrecision,
+        lambda: strategies.MixedPrecision("bf16-mixed", "cpu"),
+    ),
     (lambda: compat.accelerators.CPUAccelerator(), strategies.CPUAccelerator, strategies.CPUAccelerator),
 ]
 

@@ -27,76 +27,166 @@ OBJECT_KINDS = {Kind.MODULE, Kind.CLASS, Kind.FUNCTION}
 MEMBER_KINDS = set(Kind) - OBJECT_KINDS
 
 # The rows of OLD_API.md §3 the table must cover, and the ones deliberately left out (with why).
-REQUIRED_ROWS = {
-    *range(1, 6), *range(13, 16), *range(21, 67), 68, 70, 71, 72, *range(80, 88)
-}
+REQUIRED_ROWS = {*range(1, 6), *range(13, 16), *range(21, 67), 68, 70, 71, 72, *range(80, 88)}
 UNCOVERED_ROWS = {
-    43: "DDPPlugin.setup_distributed keeps its name: an entry would make the shims warn about a "
-    "valid name",
+    43: "DDPPlugin.setup_distributed keeps its name: an entry would make the shims warn about a valid name",
 }
 
 # Every class of OLD_API.md §1 (plus DDPFullyShardedPlugin, which the sharded rows need).
 SECTION_1_CLASSES = {
-    "Accelerator", "CPUAccelerator", "GPUAccelerator", "TPUAccelerator", "Plugin",
-    "TrainingTypePlugin", "ParallelPlugin", "SingleDevicePlugin", "SingleTPUPlugin", "DDPPlugin",
-    "DDP2Plugin", "DDPSpawnPlugin", "DDPShardedPlugin", "DDPSpawnShardedPlugin",
-    "DDPFullyShardedPlugin", "DeepSpeedPlugin", "DataParallelPlugin", "HorovodPlugin",
-    "TPUSpawnPlugin", "RPCPlugin", "RPCSequentialPlugin", "PrecisionPlugin",
+    "Accelerator",
+    "CPUAccelerator",
+    "GPUAccelerator",
+    "TPUAccelerator",
+    "Plugin",
+    "TrainingTypePlugin",
+    "ParallelPlugin",
+    "SingleDevicePlugin",
+    "SingleTPUPlugin",
+    "DDPPlugin",
+    "DDP2Plugin",
+    "DDPSpawnPlugin",
+    "DDPShardedPlugin",
+    "DDPSpawnShardedPlugin",
+    "DDPFullyShardedPlugin",
+    "DeepSpeedPlugin",
+    "DataParallelPlugin",
+    "HorovodPlugin",
+    "TPUSpawnPlugin",
+    "RPCPlugin",
+    "RPCSequentialPlugin",
+    "PrecisionPlugin",
     "MixedPrecisionPlugin",
-    "NativeMixedPrecisionPlugin", "ApexMixedPrecisionPlugin", "ShardedNativeMixedPrecisionPlugin",
-    "DeepSpeedPrecisionPlugin", "TPUHalfPrecisionPlugin", "ClusterEnvironment",
-    "LightningEnvironment", "SLURMEnvironment", "TorchElasticEnvironment",
+    "NativeMixedPrecisionPlugin",
+    "ApexMixedPrecisionPlugin",
+    "ShardedNativeMixedPrecisionPlugin",
+    "DeepSpeedPrecisionPlugin",
+    "TPUHalfPrecisionPlugin",
+    "ClusterEnvironment",
+    "LightningEnvironment",
+    "SLURMEnvironment",
+    "TorchElasticEnvironment",
 }
 
 # The `strategies` contract: the only object names a target may use.
 STRATEGIES_OBJECTS = {
     f"strategies.{name}"
     for name in (
-        "Strategy", "ParallelStrategy", "SingleDeviceStrategy", "DDPStrategy", "DDPSpawnStrategy",
-        "FSDPStrategy", "DeepSpeedStrategy", "DataParallelStrategy", "Accelerator",
-        "CPUAccelerator", "CUDAAccelerator", "ClusterEnvironment", "LocalEnvironment",
-        "TorchElasticEnvironment", "SLURMEnvironment", "Precision", "MixedPrecision",
-        "SubprocessScriptLauncher", "MultiprocessingLauncher", "Trainer", "TrainModule",
-        "DataModule", "Callback",
+        "Strategy",
+        "ParallelStrategy",
+        "SingleDeviceStrategy",
+        "DDPStrategy",
+        "DDPSpawnStrategy",
+        "FSDPStrategy",
+        "DeepSpeedStrategy",
+        "DataParallelStrategy",
+        "Accelerator",
+        "CPUAccelerator",
+        "CUDAAccelerator",
+        "ClusterEnvironment",
+        "LocalEnvironment",
+        "TorchElasticEnvironment",
+        "SLURMEnvironment",
+        "Precision",
+        "MixedPrecision",
+        "SubprocessScriptLauncher",
+        "MultiprocessingLauncher",
+        "Trainer",
+        "TrainModule",
+        "DataModule",
+        "Callback",
     )
 }
 STRATEGY_MEMBERS = {
-    "connect", "setup_environment", "setup_distributed", "model_sharded_context",
-    "model_to_device", "setup", "teardown", "close", "barrier", "broadcast", "all_gather",
-    "reduce", "reduce_boolean_decision", "training_step", "validation_step", "test_step",
-    "predict_step", "backward", "optimizer_step", "module_state_dict", "save_checkpoint",
-    "load_checkpoint", "setup_optimizers", "module", "model", "root_device", "global_rank",
-    "local_rank", "node_rank", "world_size", "is_global_zero", "accelerator", "precision",
-    "cluster_environment", "launcher", "distributed_sampler_kwargs", "process_group_backend",
+    "connect",
+    "setup_environment",
+    "setup_distributed",
+    "model_sharded_context",
+    "model_to_device",
+    "setup",
+    "teardown",
+    "close",
+    "barrier",
+    "broadcast",
+    "all_gather",
+    "reduce",
+    "reduce_boolean_decision",
+    "training_step",
+    "validation_step",
+    "test_step",
+    "predict_step",
+    "backward",
+    "optimizer_step",
+    "module_state_dict",
+    "save_checkpoint",
+    "load_checkpoint",
+    "setup_optimizers",
+    "module",
+    "model",
+    "root_device",
+    "global_rank",
+    "local_rank",
+    "node_rank",
+    "world_size",
+    "is_global_zero",
+    "accelerator",
+    "precision",
+    "cluster_environment",
+    "launcher",
+    "distributed_sampler_kwargs",
+    "process_group_backend",
 }
 ENVIRONMENT_MEMBERS = {
-    "main_address", "main_port", "creates_processes_externally", "detect", "world_size",
-    "global_rank", "local_rank", "node_rank",
+    "main_address",
+    "main_port",
+    "creates_processes_externally",
+    "detect",
+    "world_size",
+    "global_rank",
+    "local_rank",
+    "node_rank",
 }
 TRAINER_KWARGS = {
-    "strategy", "accelerator", "devices", "num_nodes", "precision", "enable_progress_bar",
+    "strategy",
+    "accelerator",
+    "devices",
+    "num_nodes",
+    "precision",
+    "enable_progress_bar",
     "use_distributed_sampler",
     # Lightning 2.x arguments compat maps old ones to; compat.Trainer refuses them (listing the old
     # argument) while strategies.Trainer does not take them, except for the value strategies implies.
-    "enable_checkpointing", "enable_model_summary",
+    "enable_checkpointing",
+    "enable_model_summary",
 }
 _STRATEGY_CLASSES = (
-    "Strategy", "ParallelStrategy", "SingleDeviceStrategy", "DDPStrategy", "DDPSpawnStrategy",
-    "FSDPStrategy", "DeepSpeedStrategy", "DataParallelStrategy",
+    "Strategy",
+    "ParallelStrategy",
+    "SingleDeviceStrategy",
+    "DDPStrategy",
+    "DDPSpawnStrategy",
+    "FSDPStrategy",
+    "DeepSpeedStrategy",
+    "DataParallelStrategy",
 )
 _ENVIRONMENT_CLASSES = (
-    "ClusterEnvironment", "LocalEnvironment", "TorchElasticEnvironment", "SLURMEnvironment",
+    "ClusterEnvironment",
+    "LocalEnvironment",
+    "TorchElasticEnvironment",
+    "SLURMEnvironment",
 )
 ALLOWED_MEMBERS: dict[tuple[str, Kind], set[str]] = {
     **{(f"strategies.{c}", k): STRATEGY_MEMBERS for c in _STRATEGY_CLASSES for k in Kind},
     **{(f"strategies.{c}", k): ENVIRONMENT_MEMBERS for c in _ENVIRONMENT_CLASSES for k in Kind},
     **{
         (f"strategies.{c}", k): {"setup_device", "is_available", "auto_device_count"}
-        for c in ("Accelerator", "CPUAccelerator", "CUDAAccelerator") for k in Kind
+        for c in ("Accelerator", "CPUAccelerator", "CUDAAccelerator")
+        for k in Kind
     },
     **{
         (f"strategies.{c}", k): {"main_params", "state_dict", "load_state_dict"}
-        for c in ("Precision", "MixedPrecision") for k in Kind
+        for c in ("Precision", "MixedPrecision")
+        for k in Kind
     },
     ("strategies.Trainer", Kind.ATTRIBUTE): {"strategy", "accelerator"},
     ("strategies.Trainer", Kind.ARGUMENT): TRAINER_KWARGS,
@@ -111,9 +201,7 @@ TRAINER_VALUES = {
     "precision": {"32-true", "16-mixed", "bf16-mixed"},
 }
 # Member entries whose owner has no CLASS entry (it was internal and has no replacement).
-OWNERS_WITHOUT_ENTRY = {
-    "pytorch_lightning.trainer.connectors.accelerator_connector.AcceleratorConnector"
-}
+OWNERS_WITHOUT_ENTRY = {"pytorch_lightning.trainer.connectors.accelerator_connector.AcceleratorConnector"}
 
 OBJECTS = {entry.old: entry for entry in RENAMES if entry.kind in OBJECT_KINDS}
 
@@ -150,10 +238,7 @@ def test_no_duplicate_old_names() -> None:
 
 def test_no_path_is_claimed_twice() -> None:
     paths = Counter(
-        path
-        for entry in OBJECTS.values()
-        for old in (entry.old, *entry.aliases)
-        for path in (old, compat_path(old))
+        path for entry in OBJECTS.values() for old in (entry.old, *entry.aliases) for path in (old, compat_path(old))
     )
     assert [path for path, n in paths.items() if n > 1] == []
 
@@ -334,14 +419,18 @@ def test_init_ddp_connection_becomes_setup_distributed() -> None:
     assert entry is not None and entry.automatic
     assert entry.strategies == entry.lightning == "setup_distributed"
     assert entry.params == (
-        ("global_rank", "self.global_rank"), ("world_size", "self.world_size"),
+        ("global_rank", "self.global_rank"),
+        ("world_size", "self.world_size"),
     )
 
 
 @pytest.mark.parametrize(
     ("old", "new"),
-    [("master_address", "main_address"), ("master_port", "main_port"),
-     ("creates_children", "creates_processes_externally")],
+    [
+        ("master_address", "main_address"),
+        ("master_port", "main_port"),
+        ("creates_children", "creates_processes_externally"),
+    ],
 )
 def test_environment_methods_become_properties(old: str, new: str) -> None:
     entry = lookup("pytorch_lightning.plugins.ClusterEnvironment", old)
@@ -475,7 +564,5 @@ def test_renames_is_standard_library_only() -> None:
         "bad = sorted(m for m in ('torch', 'libcst', 'packaging') if m in sys.modules); "
         "print(bad); sys.exit(bool(bad))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=REPO_ROOT
-    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=REPO_ROOT)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -50,12 +50,15 @@ def test_plugin_of_the_wrong_kind_for_the_strategy_name():
         _trainer(accelerator="ddp", plugins=[single], devices=1)
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"distributed_backend": "ddp", "accelerator": "ddp_spawn"},
-    {"accelerator": "ddp", "strategy": "ddp_spawn"},
-    {"gpus": 2, "devices": 1},
-    {"num_processes": 2, "devices": 1},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"distributed_backend": "ddp", "accelerator": "ddp_spawn"},
+        {"accelerator": "ddp", "strategy": "ddp_spawn"},
+        {"gpus": 2, "devices": 1},
+        {"num_processes": 2, "devices": 1},
+    ],
+)
 def test_old_keyword_with_its_new_one_is_a_type_error(kwargs):
     """An old keyword and the new one it maps to, with different values (the same value is accepted)."""
     with pytest.raises(TypeError, match="both"):
@@ -110,7 +113,7 @@ def test_trainer_attributes():
     with pytest.raises(AttributeError, match="run_train"):
         trainer.run_train()
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
-        trainer.nope
+        _ = trainer.nope
 
 
 def test_old_module_layout():

@@ -103,11 +103,13 @@ def quiet(factory: Callable[[], Any]) -> Any:
 
 
 def new_trainer(**kwargs: Any) -> Any:
-    return quiet(lambda: compat.Trainer(accelerator="cpu", devices=1, enable_progress_bar=False, max_epochs=1,
-                                        **kwargs))
+    return quiet(
+        lambda: compat.Trainer(accelerator="cpu", devices=1, enable_progress_bar=False, max_epochs=1, **kwargs)
+    )
 
 
 # -- classes --------------------------------------------------------------------------------------
+
 
 def _env_subclass(base: type) -> type:
     class Env(base):  # an old-style environment
@@ -146,8 +148,9 @@ def _subclass(base: type) -> type:
 
 
 CLASS_FACTORIES: dict[str, Callable[[type], Any]] = {
-    "TrainingTypePlugin": lambda c: type("UserTTP", (c,), {"root_device": property(lambda s: torch.device("cpu")),
-                                                 "__module__": __name__}),
+    "TrainingTypePlugin": lambda c: type(
+        "UserTTP", (c,), {"root_device": property(lambda s: torch.device("cpu")), "__module__": __name__}
+    ),
     "ParallelPlugin": lambda c: c(),
     "SingleDevicePlugin": lambda c: c("cpu"),
     "DDPPlugin": lambda c: c(),
@@ -170,10 +173,22 @@ CLASS_FACTORIES: dict[str, Callable[[type], Any]] = {
     "Callback": _subclass,
 }
 UNAVAILABLE_CLASSES = {
-    "Plugin", "DDP2Plugin", "DDPShardedPlugin", "DDPSpawnShardedPlugin", "DDPFullyShardedPlugin", "HorovodPlugin",
-    "TPUSpawnPlugin", "SingleTPUPlugin", "RPCPlugin", "RPCSequentialPlugin", "TPUAccelerator",
-    "ApexMixedPrecisionPlugin", "ShardedNativeMixedPrecisionPlugin", "FullyShardedNativeMixedPrecisionPlugin",
-    "TPUHalfPrecisionPlugin", "DeepSpeedPrecisionPlugin",
+    "Plugin",
+    "DDP2Plugin",
+    "DDPShardedPlugin",
+    "DDPSpawnShardedPlugin",
+    "DDPFullyShardedPlugin",
+    "HorovodPlugin",
+    "TPUSpawnPlugin",
+    "SingleTPUPlugin",
+    "RPCPlugin",
+    "RPCSequentialPlugin",
+    "TPUAccelerator",
+    "ApexMixedPrecisionPlugin",
+    "ShardedNativeMixedPrecisionPlugin",
+    "FullyShardedNativeMixedPrecisionPlugin",
+    "TPUHalfPrecisionPlugin",
+    "DeepSpeedPrecisionPlugin",
 }
 
 
@@ -208,6 +223,7 @@ def exercise_module(entry: Rename) -> None:
 
 
 # -- members: Trainer -----------------------------------------------------------------------------
+
 
 def exercise_trainer_internal(entry: Rename) -> None:
     trainer = new_trainer()
@@ -255,8 +271,11 @@ def exercise_argument_value(entry: Rename) -> None:
             assert entry.hint.rstrip(".") in str(err.value)
         return
     expected = {
-        "ddp": strategies.DDPStrategy, "ddp_spawn": strategies.DDPSpawnStrategy, "ddp_cpu": strategies.DDPSpawnStrategy,
-        "dp": strategies.DataParallelStrategy, "deepspeed": strategies.DeepSpeedStrategy,
+        "ddp": strategies.DDPStrategy,
+        "ddp_spawn": strategies.DDPSpawnStrategy,
+        "ddp_cpu": strategies.DDPSpawnStrategy,
+        "dp": strategies.DataParallelStrategy,
+        "deepspeed": strategies.DeepSpeedStrategy,
         "fsdp": strategies.FSDPStrategy,
     }[entry.value]
     with recorded() as rec:
@@ -333,11 +352,18 @@ def exercise_plugin_argument(entry: Rename) -> None:
 # -- members: Accelerator container ------------------------------------------------------------------
 
 ACCELERATOR_FORWARDS = {
-    "barrier": ("barrier", ()), "broadcast": ("broadcast", (1,)), "all_gather": ("all_gather", (torch.ones(1),)),
-    "training_step": ("training_step", (1, 2)), "validation_step": ("validation_step", (1, 2)),
-    "test_step": ("test_step", (1, 2)), "predict": ("predict_step", (1, 2)), "backward": ("backward", (1,)),
-    "optimizer_step": ("optimizer_step", (1,)), "setup_optimizers": ("setup_optimizers", (1,)),
-    "model_sharded_context": ("model_sharded_context", ()), "connect": ("connect", (1,)),
+    "barrier": ("barrier", ()),
+    "broadcast": ("broadcast", (1,)),
+    "all_gather": ("all_gather", (torch.ones(1),)),
+    "training_step": ("training_step", (1, 2)),
+    "validation_step": ("validation_step", (1, 2)),
+    "test_step": ("test_step", (1, 2)),
+    "predict": ("predict_step", (1, 2)),
+    "backward": ("backward", (1,)),
+    "optimizer_step": ("optimizer_step", (1,)),
+    "setup_optimizers": ("setup_optimizers", (1,)),
+    "model_sharded_context": ("model_sharded_context", ()),
+    "connect": ("connect", (1,)),
 }
 
 
@@ -392,14 +418,19 @@ def exercise_accelerator_other(entry: Rename) -> None:
 def exercise_accelerator_setup(entry: Rename) -> None:
     calls = []
     with recorded() as rec:
+
         class MyAccelerator(compat.accelerators.CPUAccelerator):
             def setup(self, trainer, model):
                 calls.append(("setup", trainer.state.stage, type(trainer.strategy.model).__name__))
                 super().setup(trainer, model)
                 calls.append(("after", type(trainer.strategy.optimizers[0]).__name__))
+
     check_one(rec, entry, needle="MyAccelerator.setup")
-    trainer = new_trainer_with(accelerator=quiet(lambda: MyAccelerator(training_type_plugin=quiet(
-        lambda: compat.plugins.SingleDevicePlugin()))))
+    trainer = new_trainer_with(
+        accelerator=quiet(
+            lambda: MyAccelerator(training_type_plugin=quiet(lambda: compat.plugins.SingleDevicePlugin()))
+        )
+    )
     fit(trainer)
     assert calls == [("setup", "fit", "Tiny"), ("after", "SGD")]
 
@@ -450,8 +481,9 @@ def exercise_dispatch_override(entry: Rename) -> None:
 
     def hook(self, *args):
         trainer = trainer_ref[0]
-        calls.append((entry.member, type(trainer.strategy.model).__name__ if trainer.strategy._model is not None
-                      else None))
+        calls.append(
+            (entry.member, type(trainer.strategy.model).__name__ if trainer.strategy._model is not None else None)
+        )
 
     with recorded() as rec:
         cls = type("UserDispatch", (owner,), {entry.member: hook, "__module__": __name__})
@@ -463,10 +495,17 @@ def exercise_dispatch_override(entry: Rename) -> None:
     elif issubclass(owner, strategies.Precision):
         trainer = new_trainer_with(plugins=[quiet(cls)], accelerator="cpu", devices=1)
     else:
-        trainer = new_trainer_with(strategy=quiet(lambda: type("P", (cls, compat.plugins.SingleDevicePlugin),
-                                                               {"__module__": __name__})("cpu")),
-                                   accelerator="cpu", devices=1) \
-            if owner is compat.plugins.TrainingTypePlugin else new_trainer_with(strategy=quiet(cls))
+        trainer = (
+            new_trainer_with(
+                strategy=quiet(
+                    lambda: type("P", (cls, compat.plugins.SingleDevicePlugin), {"__module__": __name__})("cpu")
+                ),
+                accelerator="cpu",
+                devices=1,
+            )
+            if owner is compat.plugins.TrainingTypePlugin
+            else new_trainer_with(strategy=quiet(cls))
+        )
     trainer_ref.append(trainer)
     fit(trainer)
     assert [c[0] for c in calls] == [entry.member]
@@ -480,11 +519,13 @@ def exercise_init_ddp_connection(entry: Rename) -> None:
     owner = compat_obj(entry)
     seen = []
     with recorded() as rec:
+
         class UserDDP(owner):
             def init_ddp_connection(self, global_rank=None, world_size=None):
                 seen.append(("before", dist.is_initialized(), global_rank, world_size))
                 super().init_ddp_connection(global_rank, world_size)
                 seen.append(("after", dist.is_initialized()))
+
     check_one(rec, entry, needle="UserDDP.init_ddp_connection")
     trainer = new_trainer_with(strategy=quiet(UserDDP), accelerator="cpu", devices=1)
     try:
@@ -497,10 +538,12 @@ def exercise_init_ddp_connection(entry: Rename) -> None:
 def exercise_legacy_setup(entry: Rename) -> None:
     seen = []
     with recorded() as rec:
+
         class OldSetup(compat.plugins.SingleDevicePlugin):
             def setup(self, model):
                 seen.append(type(model).__name__)
                 super().setup(model)
+
     check_one(rec, entry, needle="OldSetup.setup(model)")
     fit(new_trainer_with(strategy=quiet(lambda: OldSetup("cpu")), accelerator="cpu", devices=1))
     assert seen == ["Tiny"]
@@ -509,10 +552,12 @@ def exercise_legacy_setup(entry: Rename) -> None:
 def exercise_init_optimizers(entry: Rename) -> None:
     seen = []
     with recorded() as rec:
+
         class OldOpt(compat.plugins.SingleDevicePlugin):
             def init_optimizers(self, trainer, model):
                 seen.append(type(model).__name__)
                 return super().init_optimizers(trainer, model)
+
     check_one(rec, entry, needle="OldOpt.init_optimizers")
     trainer = new_trainer_with(strategy=quiet(lambda: OldOpt("cpu")), accelerator="cpu", devices=1)
     fit(trainer)
@@ -538,12 +583,14 @@ def exercise_master_params(entry: Rename) -> None:
 
 def exercise_precision_checkpoint(entry: Rename) -> None:
     with recorded() as rec:
+
         class P(compat.plugins.PrecisionPlugin):
             def on_save_checkpoint(self, checkpoint):
                 checkpoint["mine"] = 1
 
             def on_load_checkpoint(self, checkpoint):
                 self.loaded = checkpoint
+
     check_one(rec, entry, needle=f"P.{entry.member}")
     p = quiet(P)
     assert p.state_dict() == {"mine": 1}
@@ -552,8 +599,11 @@ def exercise_precision_checkpoint(entry: Rename) -> None:
 
 
 def exercise_environment_method(entry: Rename) -> None:
-    new = {"creates_children": "creates_processes_externally", "master_address": "main_address",
-           "master_port": "main_port"}[entry.member]
+    new = {
+        "creates_children": "creates_processes_externally",
+        "master_address": "main_address",
+        "master_port": "main_port",
+    }[entry.member]
     env = quiet(compat.plugins.LightningEnvironment)
     with recorded() as rec:
         value = getattr(env, entry.member)()
@@ -564,8 +614,10 @@ def exercise_environment_method(entry: Rename) -> None:
     with recorded() as rec:
         Env = _env_subclass(compat.plugins.ClusterEnvironment)
     check_one(rec, entry, needle=f"Env.{entry.member}")
-    assert getattr(quiet(Env), new) == {"creates_children": False, "master_address": "127.0.0.1",
-                                        "master_port": 12345}[entry.member]
+    assert (
+        getattr(quiet(Env), new)
+        == {"creates_children": False, "master_address": "127.0.0.1", "master_port": 12345}[entry.member]
+    )
 
 
 def exercise_is_using_torchelastic(entry: Rename) -> None:
@@ -577,11 +629,13 @@ def exercise_is_using_torchelastic(entry: Rename) -> None:
 
 # -- properties / attributes -------------------------------------------------------------------------
 
+
 def exercise_plugin_property(entry: Rename) -> None:
     member = entry.member
     _, plugin = _container()
     expected: dict[str, Callable[[Any], Any]] = {
-        "on_gpu": lambda v: v is False, "on_tpu": lambda v: v is False,
+        "on_gpu": lambda v: v is False,
+        "on_tpu": lambda v: v is False,
         "setup_optimizers_in_pre_dispatch": lambda v: v is False,
         "call_configure_sharded_model_hook": lambda v: v is True,
         "lightning_module": lambda v: v is plugin.module,
@@ -606,7 +660,7 @@ def exercise_plugin_property(entry: Rename) -> None:
 def exercise_accelerator_results(entry: Rename) -> None:
     container, _ = _container()
     with pytest.raises(AttributeError) as err:
-        container.results
+        _ = container.results
     assert "results" in str(err.value)
 
 
@@ -619,9 +673,11 @@ def exercise_not_importable(entry: Rename) -> None:
 
 # -- hooks --------------------------------------------------------------------------------------------
 
+
 def exercise_module_hook(entry: Rename) -> None:
     seen = []
     with recorded() as rec:
+
         class M(compat.LightningModule):
             def __init__(self):
                 super().__init__()
@@ -636,13 +692,18 @@ def exercise_module_hook(entry: Rename) -> None:
 
             def configure_optimizers(self):
                 return torch.optim.SGD(self.parameters(), lr=0.1)
+
     check_one(rec, entry, needle="M.configure_sharded_model")
     fit(new_trainer(record_hooks=True), quiet(M))
     assert seen == ["configure_sharded_model"]
     with pytest.raises(TypeError, match="both"):
-        quiet(lambda: type("Both", (compat.LightningModule,), {"configure_sharded_model": lambda s: None,
-                                                              "configure_model": lambda s: None,
-                                                              "__module__": __name__}))
+        quiet(
+            lambda: type(
+                "Both",
+                (compat.LightningModule,),
+                {"configure_sharded_model": lambda s: None, "configure_model": lambda s: None, "__module__": __name__},
+            )
+        )
 
 
 def exercise_callback_hook(entry: Rename) -> None:
@@ -650,11 +711,15 @@ def exercise_callback_hook(entry: Rename) -> None:
 
     seen = []
     with recorded() as rec:
-        cb_cls = type("CB", (compat.Callback,), {
-            entry.member: lambda self, trainer, module: seen.append((entry.member, trainer.state.stage)),
-            "setup": lambda self, trainer, module, stage: seen.append(("setup", stage)),
-            "__module__": __name__,
-        })
+        cb_cls = type(
+            "CB",
+            (compat.Callback,),
+            {
+                entry.member: lambda self, trainer, module: seen.append((entry.member, trainer.state.stage)),
+                "setup": lambda self, trainer, module, stage: seen.append(("setup", stage)),
+                "__module__": __name__,
+            },
+        )
     check_one(rec, entry, needle=f"CB.{entry.member}")
     fit(new_trainer(callbacks=[quiet(cb_cls)]))
     assert seen == [("setup", "fit"), (entry.member, "fit")]
@@ -662,6 +727,7 @@ def exercise_callback_hook(entry: Rename) -> None:
 
 
 # -- the table -> exercise map ----------------------------------------------------------------------
+
 
 def _short(path: str) -> str:
     return path.rsplit(".", 1)[-1]
@@ -697,8 +763,16 @@ def exercise_for(entry: Rename) -> Callable[[Rename], None] | None:
         if member == "results":
             return exercise_accelerator_results
         return exercise_accelerator_other
-    if member in ("start_training", "start_evaluating", "start_predicting", "start_testing", "dispatch",
-                  "new_process", "get_mp_spawn_kwargs", "transfer_distrib_spawn_state_on_fit_end"):
+    if member in (
+        "start_training",
+        "start_evaluating",
+        "start_predicting",
+        "start_testing",
+        "dispatch",
+        "new_process",
+        "get_mp_spawn_kwargs",
+        "transfer_distrib_spawn_state_on_fit_end",
+    ):
         return exercise_removed_call
     if member in ("pre_dispatch", "post_dispatch"):
         return exercise_dispatch_override
@@ -737,10 +811,7 @@ def _needs_deepspeed(entry: Rename) -> bool:
     return entry.old.rsplit(".", 1)[-1] == "DeepSpeedPlugin" and entry.kind in (Kind.CLASS, Kind.ARGUMENT)
 
 
-_ENTRIES = [
-    pytest.param(e, id=_id(e), marks=[pytest.mark.extras] if _needs_deepspeed(e) else [])
-    for e in RENAMES
-]
+_ENTRIES = [pytest.param(e, id=_id(e), marks=[pytest.mark.extras] if _needs_deepspeed(e) else []) for e in RENAMES]
 
 
 @pytest.mark.parametrize("entry", _ENTRIES)

@@ -21,6 +21,7 @@ def test_spawn_workers_do_not_repeat_warnings():
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "done" in proc.stdout
     warnings = re.findall(r"^(.*?:\d+): CompatDeprecationWarning: (.*)$", proc.stderr, re.M)
-    assert {"`DDPSpawnPlugin`", "`MyPlugin.pre_dispatch`"} <= {m for _, msg in warnings for m in re.findall(r"`[^`]+`", msg)}
+    named = {m for _, msg in warnings for m in re.findall(r"`[^`]+`", msg)}
+    assert {"`DDPSpawnPlugin`", "`MyPlugin.pre_dispatch`"} <= named
     repeated = {k: n for k, n in Counter(warnings).items() if n > 1}
     assert not repeated, f"warnings repeated by the spawned workers: {repeated}"

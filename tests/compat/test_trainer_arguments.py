@@ -40,29 +40,32 @@ def test_every_old_trainer_argument_of_the_table_is_translated_or_refused():
         assert entry.member not in out.kwargs, entry.member  # it was not passed on under its old name
 
 
-@pytest.mark.parametrize(("given", "expected"), [
-    ({"gpus": 2}, {"accelerator": "cuda", "devices": 2}),
-    ({"gpus": "0,1"}, {"accelerator": "cuda", "devices": [0, 1]}),
-    ({"gpus": 0}, {"accelerator": "cpu"}),
-    ({"gpus": "0"}, {"accelerator": "cpu"}),
-    ({"gpus": None}, {}),
-    # 1.x spawned several CPU processes when no backend was named; one process is no launch at all.
-    ({"num_processes": 2}, {"strategy": "ddp_spawn", "accelerator": "cpu", "devices": 2}),
-    ({"num_processes": 1}, {"accelerator": "cpu", "devices": 1}),
-    ({"accelerator": "ddp", "num_processes": 2}, {"strategy": "ddp", "accelerator": "cpu", "devices": 2}),
-    ({"accelerator": "ddp_cpu", "num_processes": 2}, {"strategy": "ddp_spawn", "accelerator": "cpu", "devices": 2}),
-    ({"distributed_backend": "ddp_spawn"}, {"strategy": "ddp_spawn"}),
-    ({"accelerator": "gpu", "gpus": 2}, {"accelerator": "gpu", "devices": 2}),  # the 1.5 idiom agrees
-    ({"checkpoint_callback": False}, {"enable_checkpointing": False}),
-    ({"replace_sampler_ddp": False}, {"use_distributed_sampler": False}),
-    ({"progress_bar_refresh_rate": 0}, {"enable_progress_bar": False}),
-    ({"progress_bar_refresh_rate": 20}, {"enable_progress_bar": True}),
-    ({"weights_summary": None}, {"enable_model_summary": False}),
-    ({"weights_summary": "top"}, {"enable_model_summary": True}),
-    ({"amp_backend": "native", "precision": 32}, {"precision": 32}),
-    ({"tpu_cores": None}, {}),
-    ({"accelerator": "fsdp"}, {"strategy": "fsdp"}),
-])
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({"gpus": 2}, {"accelerator": "cuda", "devices": 2}),
+        ({"gpus": "0,1"}, {"accelerator": "cuda", "devices": [0, 1]}),
+        ({"gpus": 0}, {"accelerator": "cpu"}),
+        ({"gpus": "0"}, {"accelerator": "cpu"}),
+        ({"gpus": None}, {}),
+        # 1.x spawned several CPU processes when no backend was named; one process is no launch at all.
+        ({"num_processes": 2}, {"strategy": "ddp_spawn", "accelerator": "cpu", "devices": 2}),
+        ({"num_processes": 1}, {"accelerator": "cpu", "devices": 1}),
+        ({"accelerator": "ddp", "num_processes": 2}, {"strategy": "ddp", "accelerator": "cpu", "devices": 2}),
+        ({"accelerator": "ddp_cpu", "num_processes": 2}, {"strategy": "ddp_spawn", "accelerator": "cpu", "devices": 2}),
+        ({"distributed_backend": "ddp_spawn"}, {"strategy": "ddp_spawn"}),
+        ({"accelerator": "gpu", "gpus": 2}, {"accelerator": "gpu", "devices": 2}),  # the 1.5 idiom agrees
+        ({"checkpoint_callback": False}, {"enable_checkpointing": False}),
+        ({"replace_sampler_ddp": False}, {"use_distributed_sampler": False}),
+        ({"progress_bar_refresh_rate": 0}, {"enable_progress_bar": False}),
+        ({"progress_bar_refresh_rate": 20}, {"enable_progress_bar": True}),
+        ({"weights_summary": None}, {"enable_model_summary": False}),
+        ({"weights_summary": "top"}, {"enable_model_summary": True}),
+        ({"amp_backend": "native", "precision": 32}, {"precision": 32}),
+        ({"tpu_cores": None}, {}),
+        ({"accelerator": "fsdp"}, {"strategy": "fsdp"}),
+    ],
+)
 def test_translation(given, expected):
     out = translate(given, ACCEPTED)
     assert out.problems == []
@@ -76,13 +79,30 @@ def test_resume_from_checkpoint_becomes_fits_ckpt_path():
 
 def test_every_problem_is_listed_in_one_error_with_its_replacement():
     with pytest.raises(TrainerArgumentsError) as err:
-        quiet(lambda: compat.Trainer(tpu_cores=8, amp_backend="apex", amp_level="O2", flush_logs_every_n_steps=10,
-                                     accelerator="ddp2", gpus=2, devices=1, log_gpu_memory=True))
+        quiet(
+            lambda: compat.Trainer(
+                tpu_cores=8,
+                amp_backend="apex",
+                amp_level="O2",
+                flush_logs_every_n_steps=10,
+                accelerator="ddp2",
+                gpus=2,
+                devices=1,
+                log_gpu_memory=True,
+            )
+        )
     text = str(err.value)
     assert "(8 problems)" in text  # the 7 below, and strategies.Trainer's own: gpus=2 asks for CUDA
     assert "CUDA" in text
-    for part in ("tpu_cores=8", "amp_backend='apex'", "amp_level='O2'", "flush_logs_every_n_steps=10",
-                 "accelerator='ddp2'", "got both `gpus=2`", "log_gpu_memory="):
+    for part in (
+        "tpu_cores=8",
+        "amp_backend='apex'",
+        "amp_level='O2'",
+        "flush_logs_every_n_steps=10",
+        "accelerator='ddp2'",
+        "got both `gpus=2`",
+        "log_gpu_memory=",
+    ):
         assert part in text, part
     assert "CSVLogger(flush_logs_every_n_steps=N)" in text and "strategy='ddp'" in text  # the replacements
     assert isinstance(err.value, TypeError) and isinstance(err.value, ValueError)
@@ -108,9 +128,17 @@ def test_gpus_zero_is_cpu_even_when_cuda_is_available(monkeypatch):
 def _issue_program(tmp_path, precision, **extra):
     """The 1.2-style program of issue 8's "Done when"."""
     model = lp.LegacyModel()
-    trainer = compat.Trainer(gpus=0, precision=precision, checkpoint_callback=False, max_epochs=2,
-                             resume_from_checkpoint=str(tmp_path / "last.ckpt"), progress_bar_refresh_rate=0,
-                             callbacks=[lp.LegacyCallback(model)], limit_train_batches=2, **extra)
+    trainer = compat.Trainer(
+        gpus=0,
+        precision=precision,
+        checkpoint_callback=False,
+        max_epochs=2,
+        resume_from_checkpoint=str(tmp_path / "last.ckpt"),
+        progress_bar_refresh_rate=0,
+        callbacks=[lp.LegacyCallback(model)],
+        limit_train_batches=2,
+        **extra,
+    )
     return model, trainer
 
 

@@ -28,8 +28,14 @@ def _run(code: str, *args: str, env: dict | None = None, cwd: Path | None = None
     full_env = {k: v for k, v in os.environ.items() if k not in _RANK_VARS and k != "PYTHONWARNINGS"}
     full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
     full_env.update(env or {})
-    return subprocess.run([sys.executable, *args, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env=full_env, cwd=cwd or REPO, timeout=60)
+    return subprocess.run(
+        [sys.executable, *args, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd or REPO,
+        timeout=60,
+    )
 
 
 def test_category_is_a_deprecation_warning():
@@ -77,9 +83,11 @@ def test_stacklevel_through_abc_metaclass():
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         line = sys._getframe().f_lineno + 1
+
         class Env(compat.plugins.ClusterEnvironment):  # noqa: E306
             def master_address(self):
                 return "127.0.0.1"
+
     mine = _ours(rec)
     assert len(mine) == 2  # the class, the old method
     for w in mine:
@@ -198,24 +206,36 @@ def test_visible_by_default_outside_main(tmp_path):
 
 def test_user_filters_win(tmp_path):
     cwd = _user_project(tmp_path)
-    proc = _run("import sys; sys.path.insert(0, '.'); import userlib; userlib.build()",
-                "-W", "ignore::DeprecationWarning", cwd=cwd)
+    proc = _run(
+        "import sys; sys.path.insert(0, '.'); import userlib; userlib.build()",
+        "-W",
+        "ignore::DeprecationWarning",
+        cwd=cwd,
+    )
     assert proc.returncode == 0 and "CompatDeprecationWarning" not in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("rank_env", [{}, {"LOCAL_RANK": "1"}])
 def test_dash_w_error_turns_them_into_errors(tmp_path, rank_env):
     cwd = _user_project(tmp_path)
-    proc = _run("import sys; sys.path.insert(0, '.'); import userlib; userlib.build()",
-                "-W", "error::DeprecationWarning", cwd=cwd, env=rank_env)
+    proc = _run(
+        "import sys; sys.path.insert(0, '.'); import userlib; userlib.build()",
+        "-W",
+        "error::DeprecationWarning",
+        cwd=cwd,
+        env=rank_env,
+    )
     assert proc.returncode != 0
     assert "CompatDeprecationWarning" in proc.stderr and "DDPPlugin" in proc.stderr
 
 
 def test_env_var_error_in_a_fresh_process(tmp_path):
     cwd = _user_project(tmp_path)
-    proc = _run("import sys; sys.path.insert(0, '.'); import userlib; userlib.build()", cwd=cwd,
-                env={"STRATEGY_COMPAT_DEPRECATION": "error", "LOCAL_RANK": "1"})
+    proc = _run(
+        "import sys; sys.path.insert(0, '.'); import userlib; userlib.build()",
+        cwd=cwd,
+        env={"STRATEGY_COMPAT_DEPRECATION": "error", "LOCAL_RANK": "1"},
+    )
     assert proc.returncode != 0 and "CompatDeprecationWarning" in proc.stderr
 
 

@@ -81,8 +81,15 @@ def resume_from_checkpoint(entry: Rename, check: Check, fit: Callable, tmp_path:
         fit(trainer, module)
         assert trainer.state.epoch == 2 and trainer.state.global_step == 2 * first.state.global_step
         # 1.2: a file that does not exist yet starts from scratch, with a warning
-        missing = _quiet(lambda: compat.Trainer(accelerator="cpu", devices=1, max_epochs=1,
-                                                enable_progress_bar=False, resume_from_checkpoint=f"{tmp}/no.ckpt"))
+        missing = _quiet(
+            lambda: compat.Trainer(
+                accelerator="cpu",
+                devices=1,
+                max_epochs=1,
+                enable_progress_bar=False,
+                resume_from_checkpoint=f"{tmp}/no.ckpt",
+            )
+        )
         with pytest.warns(UserWarning, match="starts from scratch"):
             fit(missing)
         assert missing.state.global_step == first.state.global_step
@@ -115,8 +122,13 @@ def refused(entry: Rename, check: Check, fit: Callable) -> None:
 
 
 EXERCISES: dict[str, Callable[..., None]] = {
-    "tpu_cores": tpu_cores, "checkpoint_callback": checkpoint_callback, "replace_sampler_ddp": replace_sampler_ddp,
-    "resume_from_checkpoint": resume_from_checkpoint, "progress_bar_refresh_rate": progress_bar_refresh_rate,
-    "weights_summary": weights_summary, "amp_backend": amp_backend, "amp_level": refused,
+    "tpu_cores": tpu_cores,
+    "checkpoint_callback": checkpoint_callback,
+    "replace_sampler_ddp": replace_sampler_ddp,
+    "resume_from_checkpoint": resume_from_checkpoint,
+    "progress_bar_refresh_rate": progress_bar_refresh_rate,
+    "weights_summary": weights_summary,
+    "amp_backend": amp_backend,
+    "amp_level": refused,
     "flush_logs_every_n_steps": refused,
 }

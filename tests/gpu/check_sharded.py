@@ -80,6 +80,7 @@ def check(name):
         RESULTS.append((name, status, time.time() - start, note))
         print(f"{status} {name} ({time.time() - start:.1f} s) {note}", flush=True)
         return fn
+
     return wrap
 
 
@@ -93,8 +94,14 @@ def run_all(tmp: str) -> None:
     def _():
         model = Net()
         strategy = FSDPStrategy(auto_wrap_policy={nn.Linear}, state_dict_type="full")
-        trainer = Trainer(strategy=strategy, accelerator="cuda", devices=1, precision="bf16-mixed", max_steps=12,
-                          enable_progress_bar=False)
+        trainer = Trainer(
+            strategy=strategy,
+            accelerator="cuda",
+            devices=1,
+            precision="bf16-mixed",
+            max_steps=12,
+            enable_progress_bar=False,
+        )
         trainer.fit(model, data())
         assert model.backend == "nccl", model.backend
         params = list(model.parameters())
@@ -114,8 +121,13 @@ def run_all(tmp: str) -> None:
     @check("fsdp: cpu_offload=True (CPUOffloadPolicy)")
     def _():
         model = Net()
-        trainer = Trainer(strategy=FSDPStrategy(cpu_offload=True), accelerator="cuda", devices=1, max_steps=6,
-                          enable_progress_bar=False)
+        trainer = Trainer(
+            strategy=FSDPStrategy(cpu_offload=True),
+            accelerator="cuda",
+            devices=1,
+            max_steps=6,
+            enable_progress_bar=False,
+        )
         trainer.fit(model, data())
         assert all(p._local_tensor.device.type == "cpu" for p in model.parameters())
         _falls(model.losses)
@@ -124,12 +136,14 @@ def run_all(tmp: str) -> None:
     def _():
         model = Net()
         model.configure_model()
-        trainer = Trainer(strategy="dp", accelerator="cuda", devices=torch.cuda.device_count(), max_steps=6,
-                          enable_progress_bar=False)
+        trainer = Trainer(
+            strategy="dp", accelerator="cuda", devices=torch.cuda.device_count(), max_steps=6, enable_progress_bar=False
+        )
         trainer.fit(model, data())
         _falls(model.losses)
 
     for precision in ("32-true", "bf16-mixed"):
+
         @check(f"deepspeed: ZeRO stage 2 on CUDA, {precision}, engine checkpoint resume")
         def _(precision=precision):
             try:
@@ -145,13 +159,26 @@ def run_all(tmp: str) -> None:
 
             torch.manual_seed(0)
             model = Net()
-            trainer = Trainer(strategy="deepspeed_stage_2", accelerator="cuda", devices=1, precision=precision,
-                              max_steps=6, callbacks=[SaveAt()], enable_progress_bar=False)
+            trainer = Trainer(
+                strategy="deepspeed_stage_2",
+                accelerator="cuda",
+                devices=1,
+                precision=precision,
+                max_steps=6,
+                callbacks=[SaveAt()],
+                enable_progress_bar=False,
+            )
             trainer.fit(model, data())
             _falls(model.losses)
             resumed = Net()
-            trainer = Trainer(strategy="deepspeed_stage_2", accelerator="cuda", devices=1, precision=precision,
-                              max_steps=6, enable_progress_bar=False)
+            trainer = Trainer(
+                strategy="deepspeed_stage_2",
+                accelerator="cuda",
+                devices=1,
+                precision=precision,
+                max_steps=6,
+                enable_progress_bar=False,
+            )
             trainer.fit(resumed, data(), ckpt_path=path)
             assert trainer.state.global_step == 6
             # same data order after the resume: the same losses as the uninterrupted run

@@ -161,8 +161,15 @@ class LegacyCallback(pl.Callback):
 def main(out: str) -> None:
     model = LegacyModel()
     model.events_out = out
-    trainer = pl.Trainer(accelerator="ddp_cpu", num_processes=2, max_epochs=1, checkpoint_callback=False,
-                         progress_bar_refresh_rate=0, weights_summary=None, callbacks=[LegacyCallback(model)])
+    trainer = pl.Trainer(
+        accelerator="ddp_cpu",
+        num_processes=2,
+        max_epochs=1,
+        checkpoint_callback=False,
+        progress_bar_refresh_rate=0,
+        weights_summary=None,
+        callbacks=[LegacyCallback(model)],
+    )
     trainer.fit(model)
     trainer.strategy.close()
 

@@ -3,12 +3,15 @@
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
+
 import compat
 from compat.plugins import DDPSpawnPlugin
+
 
 class MyPlugin(DDPSpawnPlugin):
     def pre_dispatch(self):
         super().pre_dispatch()
+
 
 class Model(compat.LightningModule):
     def __init__(self):
@@ -22,9 +25,9 @@ class Model(compat.LightningModule):
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)
 
+
 if __name__ == "__main__":
     data = DataLoader(TensorDataset(torch.randn(16, 4), torch.randn(16, 1)), batch_size=4)
-    trainer = compat.Trainer(accelerator="cpu", devices=2, plugins=[MyPlugin()], max_steps=1,
-                             enable_progress_bar=False)
+    trainer = compat.Trainer(accelerator="cpu", devices=2, plugins=[MyPlugin()], max_steps=1, enable_progress_bar=False)
     trainer.fit(Model(), data)
     print("done")
