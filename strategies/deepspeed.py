@@ -219,11 +219,17 @@ class DeepSpeedStrategy(ParallelStrategy):
                     f"DeepSpeed runs exactly one optimizer; `configure_optimizers` returned {len(optimizers)}."
                 )
             optimizer = optimizers[0]
+        config = self._final_config(trainer)
+        if optimizer is None and self.zero_stage < 3:
+            # validate/test/predict: ZeRO 1-2 partition optimizer state and gradients, which an
+            # evaluation has none of, and DeepSpeed refuses them without an optimizer (Lightning
+            # builds its inference engine the same way); stage 3 keeps its parameter partitioning.
+            config["zero_optimization"] = {"stage": 0}
         engine, ds_optimizer, _, _ = self._deepspeed.initialize(
             model=_StepRedirect(module),
             optimizer=optimizer,
             model_parameters=None if optimizer is not None else list(module.parameters()),
-            config=self._final_config(trainer),
+            config=config,
             dist_init_required=False,
         )
         self._model = engine

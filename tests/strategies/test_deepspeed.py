@@ -127,6 +127,45 @@ def test_configure_model_that_creates_no_parameters_is_a_clear_error(no_shm_buil
         strategy.close()  # the rank variables DeepSpeed needed are gone again (the conftest checks)
 
 
+@needs_deepspeed
+def test_evaluation_without_an_optimizer_builds_an_inference_engine(no_shm_build):
+    """validate/test/predict need no ``configure_optimizers``: ZeRO 1-2 would refuse to build without one.
+
+    One stage per process: DeepSpeed keeps its own handle on the process group, so a second engine
+    after ``strategy.close()`` in the same process fails (a DeepSpeed limitation, see docs/sharded.md).
+    """
+    from strategies import TrainModule
+
+    class Net(TrainModule):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.layer(x)
+
+        def validation_step(self, batch, batch_idx):
+            self.log("val_loss", self.layer(batch[0]).pow(2).mean())
+
+        def test_step(self, batch, batch_idx):
+            self.log("test_loss", self.layer(batch[0]).pow(2).mean())
+
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 2)), batch_size=4)
+    strategy = DeepSpeedStrategy(stage=2, timeout=datetime.timedelta(seconds=30))
+    trainer = Trainer(strategy=strategy, accelerator="cpu", devices=1, logger=False, enable_progress_bar=False)
+    try:
+        model = Net()
+        expected = sum(model.layer(x).pow(2).mean().item() for (x,) in loader) / 2
+        (validated,) = trainer.validate(model, loader)
+        (tested,) = trainer.test(model, loader)
+        predictions = trainer.predict(model, torch.utils.data.DataLoader(torch.randn(4, 2), batch_size=2))
+    finally:
+        strategy.close()
+    assert validated["val_loss"] == pytest.approx(expected, rel=1e-5)
+    assert tested["test_loss"] == pytest.approx(expected, rel=1e-5)
+    assert [p.shape for p in predictions] == [torch.Size([2, 1])] * 2
+
+
 # -- 2 ranks -----------------------------------------------------------------------------------------------
 
 

@@ -61,15 +61,17 @@ def test_single_device_calls_lightnings_hooks_in_its_order():
         "fsdp",
         pytest.param(
             "deepspeed",
-            marks=pytest.mark.skipif(
-                importlib.util.find_spec("deepspeed") is None, reason="deepspeed is not installed (optional extra)"
-            ),
+            marks=[
+                pytest.mark.extras,
+                pytest.mark.skipif(
+                    importlib.util.find_spec("deepspeed") is None, reason="deepspeed is not installed (optional extra)"
+                ),
+            ],
         ),
     ],
 )
 def test_two_ranks_call_lightnings_hooks_in_its_order(strategy, tmp_path):
-    # DeepSpeedStrategy builds no engine without an optimizer at ZeRO stage 2 yet: fit only there.
-    stages = ("fit",) if strategy == "deepspeed" else STAGES
+    stages = STAGES
     result = run_script(
         [sys.executable, str(SCRIPTS / "hooked.py"), strategy, "2", str(tmp_path), ",".join(stages)], timeout=170
     )
