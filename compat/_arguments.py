@@ -196,7 +196,8 @@ def _spawn_cpu_processes(out: Translation, given: dict[str, Any]) -> None:
     ``distributed_backend`` nor ``accelerator`` named one; the codemods write the same.
     """
     count = given.get("num_processes")
-    if isinstance(count, int) and count > 1 and "strategy" not in out.kwargs:
+    chosen = "strategy" in out.kwargs or out.container is not None  # a plugin or a container names the launch
+    if isinstance(count, int) and count > 1 and not chosen:
         out.put("strategy", "ddp_spawn", f"num_processes={count!r}", frozenset())
 
 
