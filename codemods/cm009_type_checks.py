@@ -214,24 +214,3 @@ def _rewritten(node: cst.CSTNode, included: tuple[str, ...], excluded: tuple[str
         return node
     text = " and ".join([empty.code_for_node(node), *(f"not {check}({subject}, {n})" for n in excluded)])
     return cst.parse_expression(f"({text})" if wrap else text)
-
-    def _union(self, ctx: Context, call: cst.Call, scope: Scope, classes: cst.Tuple) -> None:
-        """A tuple of classes: a TODO when the union matches other classes than before."""
-        table = ctx.table
-        entries = [ctx.old_object(e.value, scope) for e in classes.elements]
-        renamed = [(e, n) for e in entries if e is not None and table.auto(e) and (n := table.new(e))]
-        if not renamed:
-            return
-        before = set().union(*(table.descendants(e.old) for e, _ in renamed))
-        changed = []
-        for other in table.class_entries():
-            other_new = table.new(other)
-            if not other_new or not new_hierarchy_known(other_new):
-                continue
-            now = any(new_is_subclass(other_new, n) for _, n in renamed)
-            if now != (other.old in before) and (now or table.auto(other)):
-                changed.append(other.old_name)
-        if changed:
-            names = "`, `".join(changed)
-            hint = f"`{_func_name(call)}(..., (...))` changes meaning with the new hierarchy for `{names}`: check it"
-            ctx.edits.todo(call, self.RULE, hint, renamed[0][0])
