@@ -85,10 +85,19 @@ def uses_old_api(text: str) -> bool:
 def old_api_sites(text: str) -> list[tuple[int, str]]:
     """``(line, name)`` of each use of an old-only name in code: a name, an attribute, an
     imported name or a method definition; an old Trainer argument only as a keyword argument
-    (``gpus=2``; a parameter of the user's own called ``gpus`` is not the old API)."""
+    (``gpus=2``; a parameter of the user's own called ``gpus`` is not the old API), and a short
+    one (``gpus``, not ``resume_from_checkpoint``) only in a call of something named like a
+    trainer: ``SimCLR(gpus=...)`` passes the user's own model its own parameter."""
     names, keywords = _old_only()
     sites = []
-    for node in ast.walk(ast.parse(text)):
+    tree = ast.parse(text)
+    trainer_keywords = {
+        id(keyword)
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call) and "trainer" in ast.unparse(call.func).lower()
+        for keyword in call.keywords
+    }
+    for node in ast.walk(tree):
         found = None
         if isinstance(node, ast.Name):
             found = node.id
@@ -99,7 +108,8 @@ def old_api_sites(text: str) -> list[tuple[int, str]]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found = node.name
         elif isinstance(node, ast.keyword) and node.arg in keywords:
-            sites.append((node.value.lineno, node.arg))
+            if "_" in node.arg or id(node) in trainer_keywords:
+                sites.append((node.value.lineno, node.arg))
             continue
         if found in names:
             sites.append((node.lineno, found))

@@ -11,7 +11,9 @@ import libcst as cst
 from compat.renames import Kind, Rename
 
 from ._calls import literal
-from ._layout import uncommented, without
+from ._edits import TodoLine
+from ._layout import todo_lines, uncommented, with_lines, without
+from ._rule import TODO_PREFIX
 
 __all__ = ["ArgOp", "apply_ops", "conflict", "falsy", "message", "named", "quote_of", "template"]
 
@@ -154,14 +156,126 @@ def apply_ops(node: cst.CSTNode, ops: dict[int, ArgOp], quote: str | None, names
         elif op.kind == "rename":
             new = [arg.with_changes(keyword=cst.Name(op.keyword))]
         else:
+            lines, arg = _todo_lines_of_moved(arg, op)
+            node, out = _keep_lines(node, out, lines)
             new = _move(arg, op)
+            if len(new) == 2:  # TODOs about the elements that stay go above the rest of the list
+                node, out, new = _todos_to_rest(node, out, new, op)
+        if len(new) > 1:
+            new = _indented_like(node, out, new)
         kept = [a for a in new if a.keyword is None or a.keyword.value not in seen]
         seen.update(a.keyword.value for a in kept if a.keyword is not None)
         last_dropped = not kept and index == len(node.args) - 1
+        if not kept:  # the comment lines above the next argument live in this one's comma
+            ws = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None
+            node, out = _keep_lines(node, out, _comment_lines(ws))
         out.extend(kept)
     if out and last_dropped:
         out[-1] = out[-1].with_changes(comma=node.args[-1].comma)
     return node.with_changes(args=out)
+
+
+def _comment_lines(ws: object) -> list[cst.EmptyLine]:
+    if not isinstance(ws, cst.ParenthesizedWhitespace):
+        return []
+    return [line for line in ws.empty_lines if line.comment is not None]
+
+
+def _todo_lines_of_moved(arg: cst.Arg, op: ArgOp) -> tuple[list[cst.EmptyLine], cst.Arg]:
+    """The TODO lines above a list element that moves to its own keyword, and ``arg`` without them."""
+    value = arg.value
+    if op.element is None or not isinstance(value, (cst.List, cst.Tuple)):
+        return [], arg
+    index = op.element
+    ws: cst.BaseParenthesizableWhitespace | None
+    if index > 0:
+        comma = value.elements[index - 1].comma
+        ws = comma.whitespace_after if isinstance(comma, cst.Comma) else None
+    elif isinstance(value, cst.List):
+        ws = value.lbracket.whitespace_after
+    else:
+        ws = value.lpar[0].whitespace_after if value.lpar else None
+    todos = [line for line in _comment_lines(ws) if line.comment.value.startswith(TODO_PREFIX)]  # type: ignore[union-attr]
+    if not todos:
+        return [], arg
+    assert isinstance(ws, cst.ParenthesizedWhitespace)
+    ws = ws.with_changes(empty_lines=[line for line in ws.empty_lines if line not in todos])
+    if index > 0:
+        elements = list(value.elements)
+        previous = elements[index - 1]
+        assert isinstance(previous.comma, cst.Comma)  # it carried the TODO lines
+        elements[index - 1] = previous.with_changes(comma=previous.comma.with_changes(whitespace_after=ws))
+        value = value.with_changes(elements=elements)
+    elif isinstance(value, cst.List):
+        value = value.with_changes(lbracket=value.lbracket.with_changes(whitespace_after=ws))
+    else:
+        value = value.with_changes(lpar=[value.lpar[0].with_changes(whitespace_after=ws), *value.lpar[1:]])
+    return todos, arg.with_changes(value=value)
+
+
+def _indented_like(node: cst.Call, out: list[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
+    """Arguments that one became, each on its own line indented like that one's line.
+
+    Their separators were copies of its comma, which after a call's last argument holds the
+    indentation of the closing bracket instead.
+    """
+    before = out[-1].comma.whitespace_after if out and isinstance(out[-1].comma, cst.Comma) else None
+    if not out:
+        before = node.whitespace_before_args
+    if not isinstance(before, cst.ParenthesizedWhitespace):
+        return new
+    fixed = []
+    for arg in new[:-1]:
+        comma = arg.comma
+        ws = comma.whitespace_after if isinstance(comma, cst.Comma) else None
+        if isinstance(ws, cst.ParenthesizedWhitespace):
+            comma = comma.with_changes(  # type: ignore[union-attr]
+                whitespace_after=ws.with_changes(indent=before.indent, last_line=before.last_line)
+            )
+        fixed.append(arg.with_changes(comma=comma))
+    return [*fixed, new[-1]]
+
+
+def _todos_to_rest(
+    node: cst.Call, out: list[cst.Arg], new: list[cst.Arg], op: ArgOp
+) -> tuple[cst.Call, list[cst.Arg], list[cst.Arg]]:
+    before = out[-1].comma.whitespace_after if out and isinstance(out[-1].comma, cst.Comma) else None
+    if not out:
+        before = node.whitespace_before_args
+    if not isinstance(before, cst.ParenthesizedWhitespace):
+        return node, out, new
+    stay = [
+        line
+        for line in before.empty_lines
+        if isinstance(line, TodoLine) and line.element is not None and line.element != op.element
+    ]
+    if not stay:
+        return node, out, new
+    before = before.with_changes(empty_lines=[line for line in before.empty_lines if line not in stay])
+    if out:
+        out[-1] = out[-1].with_changes(comma=out[-1].comma.with_changes(whitespace_after=before))  # type: ignore[union-attr]
+    else:
+        node = node.with_changes(whitespace_before_args=before)
+    new = [new[0].with_changes(comma=with_lines(new[0].comma, stay)), new[1]]
+    return node, out, new
+
+
+def _keep_lines(node: cst.Call, out: list[cst.Arg], lines: list[cst.EmptyLine]) -> tuple[cst.Call, list[cst.Arg]]:
+    """Add comment lines to the whitespace before the next argument (after the last in ``out``)."""
+    if not lines:
+        return node, out
+    before = out[-1].comma.whitespace_after if out and isinstance(out[-1].comma, cst.Comma) else None
+    if not out:
+        before = node.whitespace_before_args
+    if not isinstance(before, cst.ParenthesizedWhitespace):
+        return node, out
+    lines = [line.with_changes(indent=before.indent, whitespace=before.last_line) for line in lines]
+    before = before.with_changes(empty_lines=[*before.empty_lines, *lines])
+    if not out:
+        return node.with_changes(whitespace_before_args=before), out
+    last = out[-1]
+    out[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=before))  # type: ignore[union-attr]
+    return node, out
 
 
 def _move(arg: cst.Arg, op: ArgOp) -> list[cst.Arg]:
@@ -171,6 +285,11 @@ def _move(arg: cst.Arg, op: ArgOp) -> list[cst.Arg]:
     assert isinstance(value, (cst.List, cst.Tuple))
     moved = value.elements[op.element].value
     elements = without(value.elements, {op.element})
+    if op.element == 0 and elements and (todos := todo_lines(value.elements[0].comma)):
+        if isinstance(value, cst.List):  # the first element goes: its TODO lines go after "["
+            value = value.with_changes(lbracket=with_lines(value.lbracket, todos))
+        elif value.lpar:
+            value = value.with_changes(lpar=[with_lines(value.lpar[0], todos), *value.lpar[1:]])
     if not elements:
         return [_kwarg(arg, op.keyword, moved).with_changes(comma=arg.comma)]
     rest = arg.with_changes(value=value.with_changes(elements=elements))

@@ -23,14 +23,16 @@ from ._splice import code_for, track
 if TYPE_CHECKING:
     from ._rule import Rule
 
-__all__ = ["Change", "Edits", "set_value"]
+__all__ = ["Change", "Edits", "TodoLine", "set_value"]
 
 # Nodes whose code does not depend on their parent (see ``Edits._standalone``).
 _STANDALONE = (
     cst.Name, cst.Attribute, cst.Call, cst.SimpleString, cst.Parameters, cst.IndentedBlock,
     cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.Decorator, cst.Else, cst.ExceptHandler,
-    cst.Finally, cst.BaseCompoundStatement,
+    cst.Finally, cst.BaseCompoundStatement, cst.List, cst.Set,
 )  # fmt: skip
+# Bracketed sequences whose items can carry a TODO line above them (see ``Edits.todo``).
+_CONTAINERS = (cst.Call, cst.Tuple, cst.List, cst.Set)
 
 Fn = Callable[[cst.CSTNode], "cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]"]
 
@@ -75,12 +77,16 @@ class Edits:
         self._units: set[int] = set()
         self._structural = False
         self._seen_todos: set[tuple[int, str]] = set()
+        #: TODOs inside brackets: container id -> item index -> (comment text, list element).
+        self._inline: dict[int, dict[int, list[tuple[str, int | None]]]] = {}
+        #: how many times each TODO text was added, to check that none went missing.
+        self._added: dict[str, int] = {}
         #: entries rewritten by an edit; ``flagged``: entries that got a TODO.
         self.used: set[Rename] = set()
         self.flagged: set[Rename] = set()
 
     def __bool__(self) -> bool:
-        return bool(self._fns or self._todos)
+        return bool(self._fns or self._todos or self._inline)
 
     def replace(
         self,
@@ -112,11 +118,21 @@ class Edits:
             self._todos.setdefault(id(statement), []).extend((text, False) for text in texts)
 
     def todo(self, site: cst.CSTNode, rule: Rule, hint: str, entry: Rename | None = None) -> None:
-        """Leave ``# TODO(compat.migrate): <rule> <hint>`` above the statement holding ``site``."""
+        """Leave ``# TODO(compat.migrate): <rule> <hint>`` on its own line right above ``site``.
+
+        That is above the statement holding ``site``, or, when ``site`` is inside an argument or
+        an element that starts a line of a call, tuple, list or set spread over several lines,
+        inside the brackets just above that line: a TODO about the eighth keyword of a
+        twelve-line ``Trainer(...)`` sits next to that keyword.
+        """
         statement = self.analysis.statement(site)
         text = rule.todo(hint)
         if entry is not None:
             self.flagged.add(entry)
+        slot = self._slot(site, statement)
+        if slot is not None:
+            self._inline_todo(slot, rule, hint, text)
+            return
         if (id(statement), text) in self._seen_todos:
             return
         self._seen_todos.add((id(statement), text))
@@ -124,8 +140,48 @@ class Edits:
         present = any(line.comment is not None and line.comment.value == text for line in leading)
         if not present:
             self._todos.setdefault(id(statement), []).append((text, True))
+            self._added[text] = self._added.get(text, 0) + 1
         # A TODO's line is the statement's own first line (after its leading comments).
         self._record(statement, rule, hint, True, text if present else "")
+
+    def _slot(
+        self, site: cst.CSTNode, statement: cst.CSTNode
+    ) -> tuple[cst.CSTNode, int, cst.CSTNode, int | None] | None:
+        """``(container, index, item, element)``: the innermost item around ``site`` that starts
+        a line; ``element``: when that item is an argument whose value is a list or tuple, the
+        index of the element ``site`` is in (an edit that moves that element out takes the TODO
+        with it)."""
+        node: cst.CSTNode | None = site
+        path: list[cst.CSTNode] = []
+        while node is not None and node is not statement:
+            parent = self.analysis.parent(node)
+            if isinstance(parent, _CONTAINERS):
+                items = parent.args if isinstance(parent, cst.Call) else parent.elements
+                index = next((i for i, item in enumerate(items) if item is node), None)
+                if index is not None and isinstance(_before(parent, index), cst.ParenthesizedWhitespace):
+                    element = None
+                    if isinstance(node, cst.Arg) and isinstance(node.value, (cst.List, cst.Tuple)):
+                        element = next(
+                            (i for i, e in enumerate(node.value.elements) if any(e is n for n in path)), None
+                        )
+                    return parent, index, node, element
+            path.append(node)
+            node = parent
+        return None
+
+    def _inline_todo(
+        self, slot: tuple[cst.CSTNode, int, cst.CSTNode, int | None], rule: Rule, hint: str, text: str
+    ) -> None:
+        container, index, item, element = slot
+        if (id(item), text) in self._seen_todos:
+            return
+        self._seen_todos.add((id(item), text))
+        before = _before(container, index)
+        assert isinstance(before, cst.ParenthesizedWhitespace)
+        if not any(line.comment is not None and line.comment.value == text for line in before.empty_lines):
+            self._inline.setdefault(id(container), {}).setdefault(index, []).append((text, element))
+            self._added[text] = self._added.get(text, 0) + 1
+        self._record(item, rule, hint, True)
 
     def _record(self, site: cst.CSTNode, rule: Rule, message: str, todo: bool, text: str = "") -> None:
         self._records.append(_Record(site, str(rule), message, todo, len(self._records), text))
@@ -195,20 +251,35 @@ class Edits:
             return new, None, changes
         if new is module:
             return new, source, changes
+        code = self._spliced(module, new, state.spans, units, source)
+        for text, added in self._added.items():  # never lose a TODO in silence
+            if code.count(text) < source.count(text) + added:
+                raise RuntimeError(f"an edit dropped the place of a TODO it was given: {text!r}")
+        return new, code, changes
+
+    def _spliced(
+        self,
+        module: cst.Module,
+        new: cst.Module,
+        spans: dict[int, tuple[int, int, list[str]]],
+        units: set[int],
+        source: str,
+    ) -> str:
+        """The new code: the edited units' code spliced into ``source``, else the whole module's."""
         if (
             self._structural
             or not module.has_trailing_newline
-            or len(state.spans) != len(units)
+            or len(spans) != len(units)
             or not all(self._standalone(key) for key in units)
         ):
-            return new, new.code, changes
+            return new.code
         pieces, last = [], 0
-        for key, (start, end, indent) in sorted(state.spans.items(), key=lambda kv: kv[1][0]):
+        for key, (start, end, indent) in sorted(spans.items(), key=lambda kv: kv[1][0]):
             pieces.append(source[last:start])
             pieces.append(code_for(module, self._results[key], indent))
             last = end
         pieces.append(source[last:])
-        return new, "".join(pieces), changes
+        return "".join(pieces)
 
     def _standalone(self, key: int) -> bool:
         """Whether an edited node's code is the same alone as in place (no comma, ``elif``...).
@@ -217,6 +288,8 @@ class Edits:
         ``elif`` is an ``If`` told so by its parent: those are never spliced alone.
         """
         node = self._originals[key]
+        if isinstance(node, cst.Tuple):
+            return bool(node.lpar)
         if isinstance(node, cst.If):
             parent = self.analysis.parent(node)
             return not (isinstance(parent, cst.If) and parent.orelse is node)
@@ -231,6 +304,11 @@ class Edits:
             if texts:
                 self._fns.setdefault(key, []).append(_todo_fn(texts))
         self._todos = {}
+        for key, by_index in self._inline.items():
+            # First, while the items are still those of the original (a rule's own edit of the
+            # container, such as CM006's argument rewrite, runs after and keeps the comments).
+            self._fns.setdefault(key, []).insert(0, _inline_todo_fn(by_index))
+        self._inline = {}
         if not self._fns:
             return module
         parents = self.analysis.parents
@@ -320,6 +398,61 @@ def _todo_fn(texts: list[tuple[str, bool]]) -> Fn:
         present = {line.comment.value for line in leading if line.comment is not None}
         new = [cst.EmptyLine(comment=cst.Comment(t)) for t, once in texts if not (once and t in present)]
         return node.with_changes(leading_lines=[*leading, *new]) if new else node
+
+    return add
+
+
+def _before(container: cst.CSTNode, index: int) -> cst.BaseParenthesizableWhitespace | None:
+    """The whitespace in front of item ``index`` of a call, tuple, list or set."""
+    items = container.args if isinstance(container, cst.Call) else container.elements  # type: ignore[attr-defined]
+    if index > 0:
+        comma = items[index - 1].comma
+        return comma.whitespace_after if isinstance(comma, cst.Comma) else None
+    if isinstance(container, cst.Call):
+        return container.whitespace_before_args
+    if isinstance(container, cst.Tuple):
+        return container.lpar[0].whitespace_after if container.lpar else None
+    opening = container.lbracket if isinstance(container, cst.List) else container.lbrace  # type: ignore[attr-defined]
+    return opening.whitespace_after
+
+
+def _with_before(container: cst.CSTNode, index: int, ws: cst.BaseParenthesizableWhitespace) -> cst.CSTNode:
+    if index > 0:
+        field = "args" if isinstance(container, cst.Call) else "elements"
+        items = list(getattr(container, field))
+        items[index - 1] = items[index - 1].with_changes(comma=items[index - 1].comma.with_changes(whitespace_after=ws))
+        return container.with_changes(**{field: items})
+    if isinstance(container, cst.Call):
+        return container.with_changes(whitespace_before_args=ws)
+    if isinstance(container, cst.Tuple):
+        return container.with_changes(lpar=[container.lpar[0].with_changes(whitespace_after=ws), *container.lpar[1:]])
+    field = "lbracket" if isinstance(container, cst.List) else "lbrace"
+    return container.with_changes(**{field: getattr(container, field).with_changes(whitespace_after=ws)})
+
+
+@dataclass(frozen=True)
+class TodoLine(cst.EmptyLine):
+    """A TODO line placed inside brackets; ``element``: the list element its site is in."""
+
+    element: int | None = None
+
+
+def _inline_todo_fn(by_index: dict[int, list[tuple[str, int | None]]]) -> Fn:
+    """Add TODO lines inside a container's brackets, above the items that start a line."""
+
+    def add(node: cst.CSTNode) -> cst.CSTNode:
+        for index, texts in by_index.items():
+            ws = _before(node, index)
+            assert isinstance(ws, cst.ParenthesizedWhitespace)
+            present = {line.comment.value for line in ws.empty_lines if line.comment is not None}
+            new = [
+                TodoLine(indent=ws.indent, whitespace=ws.last_line, comment=cst.Comment(t), element=element)
+                for t, element in dict.fromkeys(texts)
+                if t not in present
+            ]
+            if new:
+                node = _with_before(node, index, ws.with_changes(empty_lines=[*ws.empty_lines, *new]))
+        return node
 
     return add
 

@@ -18,7 +18,13 @@ def without(items: Sequence[Any], drop: Collection[int]) -> list[Any]:
     Commas stay with their items (they carry line breaks and comments); only when the last
     item goes does the new last one take its comma, unless its own ends a line.
     """
-    kept = [item for i, item in enumerate(items) if i not in drop]
+    kept: list[Any] = []
+    for i, item in enumerate(items):
+        if i not in drop:
+            kept.append(item)
+        elif kept and i < len(items) - 1 and (todos := todo_lines(item.comma)):
+            # The TODO lines above the next item live in this one's comma: keep them there.
+            kept[-1] = kept[-1].with_changes(comma=with_lines(kept[-1].comma, todos))
     if kept and items and len(items) - 1 in drop:
         own, last = kept[-1].comma, items[-1].comma
         if not _breaks_line(own):
@@ -30,6 +36,26 @@ def without(items: Sequence[Any], drop: Collection[int]) -> list[Any]:
             )
             kept[-1] = kept[-1].with_changes(comma=own.with_changes(whitespace_after=after))
     return kept
+
+
+def todo_lines(comma: object) -> list[cst.EmptyLine]:
+    """The ``# TODO(compat.migrate)`` lines after ``comma`` (above the item that follows it)."""
+    if not (isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace)):
+        return []
+    return [
+        line
+        for line in comma.whitespace_after.empty_lines
+        if line.comment is not None and line.comment.value.startswith("# TODO(compat.migrate)")
+    ]
+
+
+def with_lines(comma: Any, lines: Sequence[cst.EmptyLine]) -> Any:
+    """``comma`` (or an opening bracket) with ``lines`` added after it, indented like its next line."""
+    ws = comma.whitespace_after if isinstance(comma, (cst.Comma, cst.LeftSquareBracket, cst.LeftParen)) else None
+    if not isinstance(ws, cst.ParenthesizedWhitespace):
+        return comma
+    new = [line.with_changes(indent=ws.indent, whitespace=ws.last_line) for line in lines]
+    return comma.with_changes(whitespace_after=ws.with_changes(empty_lines=[*ws.empty_lines, *new]))
 
 
 def _breaks_line(comma: object) -> bool:

@@ -8,6 +8,7 @@ from compat.renames import Kind, Rename
 
 from ._calls import call_sites
 from ._context import Context
+from ._facts import new_signature, trainer
 from ._members import MemberSite, choose, distinctive, member_sites, unknown_hint
 from ._rule import Rule, RuleCommand
 from ._scopes import Scope, dotted
@@ -15,6 +16,8 @@ from ._scopes import Scope, dotted
 __all__ = ["MarkManualMigrationsCommand"]
 
 _DYNAMIC = ("getattr", "hasattr", "setattr", "delattr")
+#: Packages whose calls are never a user's helper handing keywords on to a Trainer.
+_LIBRARIES = frozenset({"lightning", "lightning_fabric", "strategies", "compat", "torch"})
 
 
 def _hint(entry: Rename) -> str:
@@ -69,24 +72,35 @@ class MarkManualMigrationsCommand(RuleCommand):
         return entry is not None and not ctx.table.auto(entry)
 
     def _objects(self, ctx: Context) -> None:
-        """Manual classes/modules: a TODO at each import, else at the first use through a module."""
+        """Manual classes/modules: a TODO at each import, and at each use of a manual class.
+
+        A TODO at the import alone leaves ``class RayPlugin(DDPSpawnPlugin)`` sixty lines below
+        it looking migrated; each statement that uses the class gets the hint too (once).
+        """
         table = ctx.table
-        marked: set[str] = set()
+        manual: dict[int, Rename] = {}  # import binding -> its manual class entry
         for binding in ctx.analysis.import_bindings:
             qualname = binding.qualname or ""
             entry = table.object(qualname) if isinstance(binding.stmt, cst.ImportFrom) else None
+            if entry is not None and self._manual(ctx, entry):
+                manual[id(binding)] = entry
             if entry is None:
                 entry = self._module_entry(ctx, binding.stmt, qualname)
             if entry is not None and self._manual(ctx, entry):
                 ctx.edits.todo(binding.node, self.RULE, _hint(entry), entry)
-                marked.add(entry.old)
+        if manual:
+            for name, scope in ctx.analysis.names:
+                for binding in ctx.bindings(name, scope):
+                    found = manual.get(id(binding))
+                    if found is not None and name is not binding.node:
+                        ctx.edits.todo(name, self.RULE, _hint(found), found)
+                        break
         for attribute, scope, _ in ctx.analysis.attributes:
             root = _root(attribute)
             if root is None or not any(b.kind == "import" for b in ctx.bindings(root, scope)):
                 continue
             entry = ctx.old_object(attribute, scope)
-            if entry is not None and entry.old not in marked and self._manual(ctx, entry):
-                marked.add(entry.old)
+            if entry is not None and self._manual(ctx, entry):
                 ctx.edits.todo(attribute, self.RULE, _hint(entry), entry)
 
     @staticmethod
@@ -114,12 +128,19 @@ class MarkManualMigrationsCommand(RuleCommand):
                     ctx.edits.todo(site.node, self.RULE, unknown_hint(ctx, entry), entry)
                 continue
             if site.kind == "super" and _inside_override(site, entry):
+                # The override has its TODO; the call to the base's own one fails on the new base.
+                hint = (
+                    f"`super().{entry.member}(...)` reaches the old `{entry.member}`, which the new base "
+                    "does not have in this form: follow the TODO on this method"
+                )
+                ctx.edits.todo(site.node, self.RULE, hint, entry)
                 continue
             target = site.node.name if isinstance(site.node, cst.FunctionDef) else site.node
             ctx.edits.todo(target, self.RULE, _hint(entry), entry)
 
     def _arguments(self, ctx: Context) -> None:
-        for site in call_sites(ctx):
+        sites = call_sites(ctx)
+        for site in sites:
             for info in site.args:
                 if id(info.arg) in ctx.answered:
                     continue
@@ -127,6 +148,39 @@ class MarkManualMigrationsCommand(RuleCommand):
                 entry = entries[0] if entries else None
                 if self._manual(ctx, entry):
                     ctx.edits.todo(info.arg, self.RULE, _hint(entry), entry)  # type: ignore[arg-type]
+        if ctx.uses_old_api:
+            self._forwarded(ctx, {id(site.call) for site in sites})
+
+    def _forwarded(self, ctx: Context, known: set[int]) -> None:
+        """Old Trainer keywords passed to a call that is not a Trainer's (``get_trainer(...,
+        progress_bar_refresh_rate=1)``, a helper that hands ``**kwargs`` on to the Trainer).
+
+        Flagged when the keyword is distinctive (``resume_from_checkpoint``, not ``gpus``, which
+        a model may take too) or the callee's name says it makes a trainer.
+        """
+        taken = new_signature(trainer(self.target))
+        for call, scope in ctx.analysis.calls:
+            if id(call) in known:
+                continue
+            qualname = ctx.qualname(call.func, scope) or ""
+            root = qualname.partition(".")[0]
+            if root in _LIBRARIES or root in ctx.table.roots:  # the new Trainer, or a library class
+                continue
+            callee = (dotted(call.func) or "").lower()
+            for arg in call.args:
+                name = arg.keyword.value if arg.keyword is not None else ""
+                entries = [e for e in ctx.table.arguments.get(name, ()) if e.old.endswith(".Trainer")]
+                if not entries or (taken is not None and name in taken.params):
+                    continue
+                if distinctive(name) or "trainer" in callee:
+                    entry = entries[0]
+                    where = (
+                        f"pass it as the new Trainer takes it (docs/migration.md, `{name}=`)"
+                        if ctx.table.auto(entry) or not entry.hint
+                        else entry.hint
+                    )
+                    hint = f"`{name}=` is an argument of the old Trainer: if this call hands it on to one, {where}"
+                    ctx.edits.todo(arg, self.RULE, hint, entry)
 
     def _patches_and_dynamic(self, ctx: Context) -> None:
         for attribute, scope, store in ctx.analysis.attributes:
