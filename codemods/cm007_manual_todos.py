@@ -27,10 +27,13 @@ def _hint(entry: Rename) -> str:
 class MarkManualMigrationsCommand(RuleCommand):
     """Mark what cannot be migrated automatically with one ``# TODO(compat.migrate)`` comment.
 
-    Overrides with no safe equivalent (``start_training``, ``new_process``, ``dispatch``, ...),
-    old names the table marks as manual, monkey-patching of Lightning classes or modules,
-    dynamic access to old names (``getattr(obj, "init_ddp_connection")``) and star imports
-    from old modules get the table's hint above the statement, once: running again adds none.
+    Overrides with no safe equivalent (``start_training``, ``new_process``, ``dispatch``, ...)
+    and the ``super()`` calls of them inside, old names the table marks as manual (at the
+    import and at every statement using a manual class), monkey-patching of Lightning classes
+    or modules, dynamic access to old names (``getattr(obj, "init_ddp_connection")``), old
+    ``Trainer`` keywords handed to a helper (``get_trainer(resume_from_checkpoint=...)``) and
+    star imports from old modules get the table's hint on the line above, once: running again
+    adds none.
 
     Before::
 
