@@ -213,15 +213,21 @@ def _todo_lines_of_moved(arg: cst.Arg, op: ArgOp) -> tuple[list[cst.EmptyLine], 
     return todos, arg.with_changes(value=value)
 
 
+def _next_line(node: cst.Call, out: list[cst.Arg]) -> cst.BaseParenthesizableWhitespace | None:
+    """The whitespace before the next argument of the call being rebuilt (after those in ``out``)."""
+    if not out:
+        return node.whitespace_before_args
+    comma = out[-1].comma
+    return comma.whitespace_after if isinstance(comma, cst.Comma) else None
+
+
 def _indented_like(node: cst.Call, out: list[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
     """Arguments that one became, each on its own line indented like that one's line.
 
     Their separators were copies of its comma, which after a call's last argument holds the
     indentation of the closing bracket instead.
     """
-    before = out[-1].comma.whitespace_after if out and isinstance(out[-1].comma, cst.Comma) else None
-    if not out:
-        before = node.whitespace_before_args
+    before = _next_line(node, out)
     if not isinstance(before, cst.ParenthesizedWhitespace):
         return new
     fixed = []
@@ -239,9 +245,7 @@ def _indented_like(node: cst.Call, out: list[cst.Arg], new: list[cst.Arg]) -> li
 def _todos_to_rest(
     node: cst.Call, out: list[cst.Arg], new: list[cst.Arg], op: ArgOp
 ) -> tuple[cst.Call, list[cst.Arg], list[cst.Arg]]:
-    before = out[-1].comma.whitespace_after if out and isinstance(out[-1].comma, cst.Comma) else None
-    if not out:
-        before = node.whitespace_before_args
+    before = _next_line(node, out)
     if not isinstance(before, cst.ParenthesizedWhitespace):
         return node, out, new
     stay = [
@@ -264,9 +268,7 @@ def _keep_lines(node: cst.Call, out: list[cst.Arg], lines: list[cst.EmptyLine]) 
     """Add comment lines to the whitespace before the next argument (after the last in ``out``)."""
     if not lines:
         return node, out
-    before = out[-1].comma.whitespace_after if out and isinstance(out[-1].comma, cst.Comma) else None
-    if not out:
-        before = node.whitespace_before_args
+    before = _next_line(node, out)
     if not isinstance(before, cst.ParenthesizedWhitespace):
         return node, out
     lines = [line.with_changes(indent=before.indent, whitespace=before.last_line) for line in lines]
