@@ -29,12 +29,18 @@ from compat.renames import RENAMES, Kind  # noqa: E402
 
 #: (requirement, top-level package folders read from its wheel). ray_lightning subclasses the
 #: DDP-spawn and Horovod plugins; bolts and flash wrap the Trainer and its plugins; NeMo has its
-#: own DDP plugin, cluster glue and precision handling.
+#: own DDP plugin, cluster glue and precision handling; BigDL-Nano subclasses the DDP-spawn
+#: plugin and an accelerator and wraps the Trainer; machin builds its own DDP plugins;
+#: pytorch-forecasting and lightning-transformers are models and callbacks on the 1.x hooks.
 CORPUS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ray_lightning==0.2.0", ("ray_lightning/",)),
     ("lightning-bolts==0.3.4", ("pl_bolts/",)),
     ("lightning-flash==0.5.2", ("flash/",)),
     ("nemo_toolkit==1.4.0", ("nemo/",)),
+    ("bigdl-nano==2.0.0", ("bigdl/nano/pytorch/",)),
+    ("machin==0.4.2", ("machin/",)),
+    ("pytorch-forecasting==0.9.2", ("pytorch_forecasting/",)),
+    ("lightning-transformers==0.1.0", ("lightning_transformers/",)),
 )
 
 # Old-API modules whose classes are in scope (the plugin/accelerator API and the Trainer).
@@ -97,14 +103,16 @@ def old_api_sites(text: str) -> list[tuple[int, str]]:
         if isinstance(call, ast.Call) and "trainer" in ast.unparse(call.func).lower()
         for keyword in call.keywords
     }
+    own = _own_names(tree)
     for node in ast.walk(tree):
         found = None
         if isinstance(node, ast.Name):
-            found = node.id
+            found = node.id if node.id not in own else None
         elif isinstance(node, ast.Attribute):
             found = node.attr
         elif isinstance(node, ast.alias):
             found = node.name.rpartition(".")[2]
+            found = found if (node.asname or found) not in own else None
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found = node.name
         elif isinstance(node, ast.keyword) and node.arg in keywords:
@@ -114,6 +122,23 @@ def old_api_sites(text: str) -> list[tuple[int, str]]:
         if found in names:
             sites.append((node.lineno, found))
     return sorted(sites)
+
+
+def _own_names(tree: ast.AST) -> set[str]:
+    """Names the file binds itself: variables, parameters, its own defs and classes, and names
+    imported from anything but the old package (machin's own ``DDPPlugin``, a local
+    ``master_port``): those are not the old API, whatever they are called."""
+    own: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            own.add(node.id)
+        elif isinstance(node, ast.arg):
+            own.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.ImportFrom) and not (node.module or "").startswith("pytorch_lightning"):
+            own.update(alias.asname or alias.name for alias in node.names)
+    return own
 
 
 def extract(dest: Path, everything: bool = False) -> tuple[list[Path], list[str]]:

@@ -103,12 +103,19 @@ def member_sites(ctx: Context) -> list[MemberSite]:
             entries = table.member_entries(name, origin)
             if entries:
                 sites.append(MemberSite(attribute, kind, scope, entries, sure != "config", call, method))
-            elif sure != "exact" and (entries := table.member_entries(name, origin, open=True)):
+                continue
+            if sure != "exact" and (entries := table.member_entries(name, origin, open=True)):
                 # A member of a subclass: declared (annotation) counts as known; a name that
                 # only looks like the base class (`plugin`) may hold it, so it gets a TODO.
                 known = sure == "open"
                 sites.append(MemberSite(attribute, kind, scope, entries, known, call, method))
-        elif origin is not OTHER and (ctx.uses_old_api or (name in OLD_ONLY_MEMBERS and name not in own)):
+                continue
+            if sure != "named" or name not in OLD_ONLY_MEMBERS:
+                continue
+            # Only the spelling said which class (`acc_con = trainer.accelerator_connector`):
+            # that guess must not hide a member only the old API had, so it is an unknown receiver.
+            origin = None
+        if origin is not OTHER and (ctx.uses_old_api or (name in OLD_ONLY_MEMBERS and name not in own)):
             sites.append(MemberSite(attribute, kind, scope, list(table.members[name]), False, call, method))
     ctx.member_sites = sites
     return sites

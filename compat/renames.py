@@ -1641,6 +1641,19 @@ RENAMES: tuple[Rename, ...] = (
     Rename(
         Kind.ATTRIBUTE,
         "pytorch_lightning.Trainer",
+        member="accelerator_connector",
+        strategies=None,
+        lightning=None,
+        renamed_in="1.6",
+        automatic=False,
+        hint=(
+            "the connector is internal now: read what it held from trainer.strategy (accelerator, precision, "
+            "cluster_environment, isinstance checks) and trainer.num_devices / trainer.num_nodes"
+        ),
+    ),
+    Rename(
+        Kind.ATTRIBUTE,
+        "pytorch_lightning.Trainer",
         member="use_horovod",
         strategies=None,
         lightning=None,

@@ -39,6 +39,7 @@ __all__ = ["Trainer"]
 
 _TRAINER = TRAINER
 _TRAINER_INTERNALS = (
+    "accelerator_connector",
     "call_setup_hook",
     "call_configure_sharded_model",
     "pre_dispatch",
