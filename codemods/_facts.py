@@ -17,6 +17,8 @@ from compat import _catalog
 
 __all__ = [
     "CONFIG_NAMES",
+    "HOLD_TRAINER",
+    "OLD_TRAINER",
     "OLD_ONLY_MEMBERS",
     "NewSignature",
     "attribute_types",
@@ -229,6 +231,11 @@ def new_is_subclass(qualname: str, base: str) -> bool:
     return qualname == base or (catalog.has(qualname) and catalog.has(base) and catalog.is_subclass(qualname, base))
 
 
+#: The old Trainer, and the old classes whose ``self.trainer`` is the running one.
+OLD_TRAINER = "pytorch_lightning.Trainer"
+HOLD_TRAINER = frozenset({"pytorch_lightning.LightningModule", "pytorch_lightning.LightningDataModule"})
+
+
 def trainer(target: str) -> str:
     """The qualified name of the target's ``Trainer`` (where some strategy arguments went)."""
     return {"strategies": "strategies.Trainer", "lightning": "lightning.pytorch.Trainer"}[target]
@@ -342,13 +349,9 @@ _OLD_HOOKS = {
         "on_sanity_check_start"
     ),
 }
-_STRATEGIES_RUN = (
-    "on_fit_start on_fit_end on_train_epoch_start on_train_epoch_end on_train_batch_start "
-    "on_train_batch_end on_validation_epoch_end on_test_epoch_end"
-)
+# The strategies Trainer's hooks are read from its catalog (what its code calls), never listed
+# here: a hand-written list went stale when the Trainer learnt every Lightning 2.6 hook.
 _NEW_HOOKS = {
-    "strategies.TrainModule": _hooks(_STRATEGIES_RUN),
-    "strategies.Callback": _hooks(_STRATEGIES_RUN),
     "lightning.pytorch.LightningModule": _hooks(
         f"{_EVERY_RUN} on_after_batch_transfer on_before_batch_transfer on_predict_model_eval "
         "on_test_model_eval on_test_model_train on_validation_model_eval on_validation_model_train "
@@ -388,12 +391,19 @@ EPOCH_END_HOOKS = {
 }  # fmt: skip
 
 
+def _new_hooks(new_base: str) -> frozenset[str] | None:
+    if new_base.startswith("strategies."):
+        catalog = _catalog.target("strategies")
+        return catalog.hooks(new_base) if catalog.has(new_base) else None
+    return _NEW_HOOKS.get(new_base)
+
+
 def uncalled_hook(old_base: str, new_base: str, name: str) -> str | None:
     """Where the code of the old hook ``name`` goes when ``new_base``'s Trainer never calls it.
 
     ``None`` when the hook is still called (or either base is not known here).
     """
-    old, new = _OLD_HOOKS.get(old_base), _NEW_HOOKS.get(new_base)
+    old, new = _OLD_HOOKS.get(old_base), _new_hooks(new_base)
     if old is None or new is None or name not in old or name in new:
         return None
     short = new_base.rpartition(".")[2]

@@ -7,7 +7,7 @@ import libcst as cst
 from compat.renames import Kind, Rename
 
 from ._context import Context
-from ._facts import attribute_types, missing_member, removed_classmethod
+from ._facts import HOLD_TRAINER, OLD_TRAINER, attribute_types, missing_member, removed_classmethod
 from ._members import choose, member_sites
 from ._rule import Rule, RuleCommand
 from ._scopes import Scope
@@ -22,8 +22,9 @@ class CheckRenamedMembersCommand(RuleCommand):
     A rename keeps whatever is used on the result: ``trainer.accelerator_backend.on_save(...)``
     becomes ``trainer.strategy.on_save(...)``, and no ``Strategy`` has ``on_save``;
     ``LightningModule.CHECKPOINT_HYPER_PARAMS_KEY`` becomes ``TrainModule.CHECKPOINT_HYPER_PARAMS_KEY``.
-    Every member read or written on a renamed class, on an attribute the table renames, or on an
-    instance of a renamed class built or annotated in the file is looked up on the new class
+    Every member read or written on a renamed class, on an attribute the table renames, on an
+    instance of a renamed class built or annotated in the file, or on ``self.trainer`` in a
+    subclass of ``LightningModule``/``LightningDataModule`` is looked up on the new class
     (and its bases) in the target's catalog; a member some old release had and the new class
     lacks gets a TODO naming the class and where the member lived. Members the table renames are
     CM003-CM007's; members the old releases never had (the user's own attributes) are left alone.
@@ -93,7 +94,10 @@ class CheckRenamedMembersCommand(RuleCommand):
             if cls is not None:  # the class itself: `LightningModule.CHECKPOINT_HYPER_PARAMS_KEY`
                 return self._renamed_class(ctx, cls, cls, True)
         if isinstance(value, cst.Attribute):
-            return None  # `self.trainer`, `cfg.plugin`: spelled like a class, not known to be one
+            if self._own_trainer(ctx, value, scope):  # `self.trainer` in a LightningModule or Callback
+                trainer = table.object(OLD_TRAINER)
+                return self._renamed_class(ctx, trainer, None, True) if trainer is not None else None
+            return None  # `cfg.plugin`: spelled like a class, not known to be one
         if isinstance(value, cst.Name) and any(b.owner is not None for b in ctx.bindings(value, scope)):
             return None  # `self` in a subclass: its own members are CM003's and CM011's
         origin, sure = ctx.receiver_of(value, scope)
@@ -101,6 +105,17 @@ class CheckRenamedMembersCommand(RuleCommand):
             return None
         instance = table.object(origin)
         return self._renamed_class(ctx, instance, None, sure == "exact") if instance is not None else None
+
+    @staticmethod
+    def _own_trainer(ctx: Context, value: cst.Attribute, scope: Scope) -> bool:
+        """Whether ``value`` is ``self.trainer`` in a user subclass of a class that holds its Trainer."""
+        if value.attr.value != "trainer" or not isinstance(value.value, cst.Name):
+            return False
+        for binding in ctx.bindings(value.value, scope):
+            old = ctx.user_old(binding.owner) if binding.owner is not None else None
+            if old is not None and ctx.table.ancestors(old) & HOLD_TRAINER:
+                return True
+        return False
 
     @staticmethod
     def _renamed_class(
