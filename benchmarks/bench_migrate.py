@@ -10,7 +10,8 @@ is ordinary 100-300-line code) in a temporary folder and, with ``--real PATH``, 
 Python files of a real tree there too (e.g. torch's, libcst's or pydantic's installed source).
 With ``--corpus`` it also measures the real libraries built on the old plugin API of
 ``benchmarks/corpus.py`` (ray_lightning, bolts, flash, NeMo, BigDL-Nano, machin,
-pytorch-forecasting, lightning-transformers: every Python file of their wheels,
+pytorch-forecasting, lightning-transformers, asteroid, gluonts, pyannote.audio: every Python
+file of their wheels,
 fetched with ``pip download --no-deps`` into the cache), where the pre-scan flags real-sized files
 of hundreds to over a thousand lines each.
 On each tree, in the same run, it measures (median of ``--reps``, interleaved, each a fresh

@@ -31,7 +31,8 @@ from compat.renames import RENAMES, Kind  # noqa: E402
 #: DDP-spawn and Horovod plugins; bolts and flash wrap the Trainer and its plugins; NeMo has its
 #: own DDP plugin, cluster glue and precision handling; BigDL-Nano subclasses the DDP-spawn
 #: plugin and an accelerator and wraps the Trainer; machin builds its own DDP plugins;
-#: pytorch-forecasting and lightning-transformers are models and callbacks on the 1.x hooks.
+#: pytorch-forecasting, lightning-transformers, asteroid, gluonts and pyannote.audio are models,
+#: callbacks and training scripts on the 1.x hooks and Trainer arguments.
 CORPUS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ray_lightning==0.2.0", ("ray_lightning/",)),
     ("lightning-bolts==0.3.4", ("pl_bolts/",)),
@@ -41,6 +42,9 @@ CORPUS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("machin==0.4.2", ("machin/",)),
     ("pytorch-forecasting==0.9.2", ("pytorch_forecasting/",)),
     ("lightning-transformers==0.1.0", ("lightning_transformers/",)),
+    ("asteroid==0.5.1", ("asteroid/",)),
+    ("gluonts==0.9.0", ("gluonts/",)),
+    ("pyannote.audio==2.0.1", ("pyannote/audio/",)),
 )
 
 # Old-API modules whose classes are in scope (the plugin/accelerator API and the Trainer).
