@@ -11,9 +11,8 @@ import libcst as cst
 from compat.renames import Kind, Rename
 
 from ._calls import literal
-from ._edits import TodoLine
-from ._layout import todo_lines, uncommented, with_lines, without
-from ._rule import TODO_PREFIX
+from ._edits import TodoLine, before_item, with_before_item
+from ._layout import TODO_PREFIX, add_lines, todo_lines, uncommented, with_lines, without
 
 __all__ = ["ArgOp", "apply_ops", "conflict", "falsy", "message", "named", "quote_of", "template"]
 
@@ -186,31 +185,13 @@ def _todo_lines_of_moved(arg: cst.Arg, op: ArgOp) -> tuple[list[cst.EmptyLine], 
     value = arg.value
     if op.element is None or not isinstance(value, (cst.List, cst.Tuple)):
         return [], arg
-    index = op.element
-    ws: cst.BaseParenthesizableWhitespace | None
-    if index > 0:
-        comma = value.elements[index - 1].comma
-        ws = comma.whitespace_after if isinstance(comma, cst.Comma) else None
-    elif isinstance(value, cst.List):
-        ws = value.lbracket.whitespace_after
-    else:
-        ws = value.lpar[0].whitespace_after if value.lpar else None
+    ws = before_item(value, op.element)
     todos = [line for line in _comment_lines(ws) if line.comment.value.startswith(TODO_PREFIX)]  # type: ignore[union-attr]
     if not todos:
         return [], arg
     assert isinstance(ws, cst.ParenthesizedWhitespace)
     ws = ws.with_changes(empty_lines=[line for line in ws.empty_lines if line not in todos])
-    if index > 0:
-        elements = list(value.elements)
-        previous = elements[index - 1]
-        assert isinstance(previous.comma, cst.Comma)  # it carried the TODO lines
-        elements[index - 1] = previous.with_changes(comma=previous.comma.with_changes(whitespace_after=ws))
-        value = value.with_changes(elements=elements)
-    elif isinstance(value, cst.List):
-        value = value.with_changes(lbracket=value.lbracket.with_changes(whitespace_after=ws))
-    else:
-        value = value.with_changes(lpar=[value.lpar[0].with_changes(whitespace_after=ws), *value.lpar[1:]])
-    return todos, arg.with_changes(value=value)
+    return todos, arg.with_changes(value=with_before_item(value, op.element, ws))
 
 
 def _next_line(node: cst.Call, out: list[cst.Arg]) -> cst.BaseParenthesizableWhitespace | None:
@@ -219,6 +200,17 @@ def _next_line(node: cst.Call, out: list[cst.Arg]) -> cst.BaseParenthesizableWhi
         return node.whitespace_before_args
     comma = out[-1].comma
     return comma.whitespace_after if isinstance(comma, cst.Comma) else None
+
+
+def _set_next_line(
+    node: cst.Call, out: list[cst.Arg], ws: cst.BaseParenthesizableWhitespace
+) -> tuple[cst.Call, list[cst.Arg]]:
+    """Put ``ws`` back where :func:`_next_line` found it."""
+    if not out:
+        return node.with_changes(whitespace_before_args=ws), out
+    last = out[-1]
+    out[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=ws))  # type: ignore[union-attr]
+    return node, out
 
 
 def _indented_like(node: cst.Call, out: list[cst.Arg], new: list[cst.Arg]) -> list[cst.Arg]:
@@ -256,10 +248,7 @@ def _todos_to_rest(
     if not stay:
         return node, out, new
     before = before.with_changes(empty_lines=[line for line in before.empty_lines if line not in stay])
-    if out:
-        out[-1] = out[-1].with_changes(comma=out[-1].comma.with_changes(whitespace_after=before))  # type: ignore[union-attr]
-    else:
-        node = node.with_changes(whitespace_before_args=before)
+    node, out = _set_next_line(node, out, before)
     new = [new[0].with_changes(comma=with_lines(new[0].comma, stay)), new[1]]
     return node, out, new
 
@@ -271,13 +260,7 @@ def _keep_lines(node: cst.Call, out: list[cst.Arg], lines: list[cst.EmptyLine]) 
     before = _next_line(node, out)
     if not isinstance(before, cst.ParenthesizedWhitespace):
         return node, out
-    lines = [line.with_changes(indent=before.indent, whitespace=before.last_line) for line in lines]
-    before = before.with_changes(empty_lines=[*before.empty_lines, *lines])
-    if not out:
-        return node.with_changes(whitespace_before_args=before), out
-    last = out[-1]
-    out[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=before))  # type: ignore[union-attr]
-    return node, out
+    return _set_next_line(node, out, add_lines(before, lines))
 
 
 def _move(arg: cst.Arg, op: ArgOp) -> list[cst.Arg]:

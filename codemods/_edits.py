@@ -16,14 +16,14 @@ import libcst as cst
 
 from compat.renames import Rename
 
-from ._layout import comments
+from ._layout import add_lines, comments
 from ._scopes import Analysis
 from ._splice import code_for, track
 
 if TYPE_CHECKING:
     from ._rule import Rule
 
-__all__ = ["Change", "Edits", "TodoLine", "set_value"]
+__all__ = ["Change", "Edits", "TodoLine", "before_item", "set_value", "with_before_item"]
 
 # Nodes whose code does not depend on their parent (see ``Edits._standalone``).
 _STANDALONE = (
@@ -158,7 +158,7 @@ class Edits:
             if isinstance(parent, _CONTAINERS):
                 items = parent.args if isinstance(parent, cst.Call) else parent.elements
                 index = next((i for i, item in enumerate(items) if item is node), None)
-                if index is not None and isinstance(_before(parent, index), cst.ParenthesizedWhitespace):
+                if index is not None and isinstance(before_item(parent, index), cst.ParenthesizedWhitespace):
                     element = None
                     if isinstance(node, cst.Arg) and isinstance(node.value, (cst.List, cst.Tuple)):
                         element = next(
@@ -176,7 +176,7 @@ class Edits:
         if (id(item), text) in self._seen_todos:
             return
         self._seen_todos.add((id(item), text))
-        before = _before(container, index)
+        before = before_item(container, index)
         assert isinstance(before, cst.ParenthesizedWhitespace)
         if not any(line.comment is not None and line.comment.value == text for line in before.empty_lines):
             self._inline.setdefault(id(container), {}).setdefault(index, []).append((text, element))
@@ -402,7 +402,7 @@ def _todo_fn(texts: list[tuple[str, bool]]) -> Fn:
     return add
 
 
-def _before(container: cst.CSTNode, index: int) -> cst.BaseParenthesizableWhitespace | None:
+def before_item(container: cst.CSTNode, index: int) -> cst.BaseParenthesizableWhitespace | None:
     """The whitespace in front of item ``index`` of a call, tuple, list or set."""
     items = container.args if isinstance(container, cst.Call) else container.elements  # type: ignore[attr-defined]
     if index > 0:
@@ -416,7 +416,7 @@ def _before(container: cst.CSTNode, index: int) -> cst.BaseParenthesizableWhites
     return opening.whitespace_after
 
 
-def _with_before(container: cst.CSTNode, index: int, ws: cst.BaseParenthesizableWhitespace) -> cst.CSTNode:
+def with_before_item(container: cst.CSTNode, index: int, ws: cst.BaseParenthesizableWhitespace) -> cst.CSTNode:
     if index > 0:
         field = "args" if isinstance(container, cst.Call) else "elements"
         items = list(getattr(container, field))
@@ -442,16 +442,16 @@ def _inline_todo_fn(by_index: dict[int, list[tuple[str, int | None]]]) -> Fn:
 
     def add(node: cst.CSTNode) -> cst.CSTNode:
         for index, texts in by_index.items():
-            ws = _before(node, index)
+            ws = before_item(node, index)
             assert isinstance(ws, cst.ParenthesizedWhitespace)
             present = {line.comment.value for line in ws.empty_lines if line.comment is not None}
             new = [
-                TodoLine(indent=ws.indent, whitespace=ws.last_line, comment=cst.Comment(t), element=element)
+                TodoLine(comment=cst.Comment(t), element=element)
                 for t, element in dict.fromkeys(texts)
                 if t not in present
             ]
             if new:
-                node = _with_before(node, index, ws.with_changes(empty_lines=[*ws.empty_lines, *new]))
+                node = with_before_item(node, index, add_lines(ws, new))
         return node
 
     return add

@@ -9,7 +9,11 @@ from typing import Any
 
 import libcst as cst
 
-__all__ = ["comments", "uncommented", "without"]
+__all__ = ["TODO_PREFIX", "add_lines", "comments", "todo_lines", "uncommented", "with_lines", "without"]
+
+#: Every TODO left by ``python -m compat.migrate`` starts with this (greppable) prefix. Defined
+#: here, the package's leaf module, so that the layout helpers can recognise TODO lines too.
+TODO_PREFIX = "# TODO(compat.migrate): "
 
 
 def without(items: Sequence[Any], drop: Collection[int]) -> list[Any]:
@@ -45,8 +49,14 @@ def todo_lines(comma: object) -> list[cst.EmptyLine]:
     return [
         line
         for line in comma.whitespace_after.empty_lines
-        if line.comment is not None and line.comment.value.startswith("# TODO(compat.migrate)")
+        if line.comment is not None and line.comment.value.startswith(TODO_PREFIX)
     ]
+
+
+def add_lines(ws: cst.ParenthesizedWhitespace, lines: Sequence[cst.EmptyLine]) -> cst.ParenthesizedWhitespace:
+    """``ws`` with ``lines`` added at its end, indented like the line it leads to."""
+    new = [line.with_changes(indent=ws.indent, whitespace=ws.last_line) for line in lines]
+    return ws.with_changes(empty_lines=[*ws.empty_lines, *new])
 
 
 def with_lines(comma: Any, lines: Sequence[cst.EmptyLine]) -> Any:
@@ -54,8 +64,7 @@ def with_lines(comma: Any, lines: Sequence[cst.EmptyLine]) -> Any:
     ws = comma.whitespace_after if isinstance(comma, (cst.Comma, cst.LeftSquareBracket, cst.LeftParen)) else None
     if not isinstance(ws, cst.ParenthesizedWhitespace):
         return comma
-    new = [line.with_changes(indent=ws.indent, whitespace=ws.last_line) for line in lines]
-    return comma.with_changes(whitespace_after=ws.with_changes(empty_lines=[*ws.empty_lines, *new]))
+    return comma.with_changes(whitespace_after=add_lines(ws, lines))
 
 
 def _breaks_line(comma: object) -> bool:

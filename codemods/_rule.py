@@ -21,13 +21,11 @@ from compat.renames import TARGETS, Rename
 
 from ._context import Context
 from ._edits import Change
+from ._layout import TODO_PREFIX
 from ._scan import analyze
 from ._table import index
 
 __all__ = ["TARGETS", "TODO_PREFIX", "Rule", "RuleCommand", "order_rules", "run_rules"]
-
-#: Every TODO left by ``python -m compat.migrate`` starts with this (greppable) prefix.
-TODO_PREFIX = "# TODO(compat.migrate): "
 
 
 class Rule(enum.StrEnum):
