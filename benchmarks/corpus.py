@@ -24,7 +24,10 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from compat import _catalog  # noqa: E402
-from compat._catalog._build import fetch_wheel  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tools"))
+from build_catalog import fetch_wheel  # noqa: E402
+
 from compat.renames import RENAMES, Kind  # noqa: E402
 
 #: (requirement, top-level package folders read from its wheel). ray_lightning subclasses the

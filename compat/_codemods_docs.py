@@ -31,11 +31,6 @@ def _doc(cls: type) -> str:
     return inspect.cleandoc(cls.__doc__ or "")
 
 
-def rule_summaries() -> list[tuple[str, str]]:
-    """``(rule id, one-line summary)`` for every rule, in id order."""
-    return [(rule_id, _doc(cls).split("\n", 1)[0].strip()) for rule_id, cls in _rules()]
-
-
 def _markdown(body: str) -> str:
     """Docstring text as Markdown: indented blocks become fenced Python code."""
     out: list[str] = []
@@ -87,7 +82,7 @@ def _cell(text: str) -> str:
 
 def render_cli() -> str:
     """The CLI reference, from the argparse parser (tables, the same on every Python version)."""
-    from compat.migrate import build_parser
+    from codemods.cli import build_parser
 
     parser = build_parser()
     parts = [f"```text\nusage: {parser.prog} [options] PATH...\n```\n", f"{parser.description}\n"]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from codemods.cli import _report
 from compat import migrate
-from compat._migrate import _report
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = (REPO / "docs" / "codemods.md").read_text(encoding="utf-8")

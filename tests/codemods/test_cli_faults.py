@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 import codemods
+from codemods.cli import _runner
 from compat import migrate
-from compat._migrate import _runner
 
 REPO = Path(__file__).resolve().parents[2]
 OLD = """\

@@ -17,8 +17,8 @@ import libcst
 import pytest
 
 import codemods
+from codemods.cli import _safety, _worker
 from compat import migrate
-from compat._migrate import _safety, _worker
 
 
 class FakeRule(enum.StrEnum):  # as codemods.Rule

@@ -1,6 +1,6 @@
 """Regenerate the API catalogs in ``compat/_catalog/*.json`` from the real releases.
 
-Run ``python -m compat._catalog._build`` from the repository root (needs network access the
+Run ``python tools/build_catalog.py`` from the repository root (needs network access the
 first time: the wheels are fetched with ``pip download --no-deps`` into
 ``$STRATEGY_COMPAT_CACHE`` or ``~/.cache/strategy-compat/wheels``; ``--only NAME`` rebuilds one
 catalog). Nothing of a wheel is copied into the repository, only facts about its API.
@@ -34,8 +34,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CATALOG_DIR = Path(__file__).resolve().parent
-REPO_ROOT = CATALOG_DIR.parent.parent
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CATALOG_DIR = REPO_ROOT / "compat" / "_catalog"
 
 # catalog name -> (distribution requirement, top-level packages read from the wheel)
 RELEASES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -521,7 +521,7 @@ def build(name: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compat._catalog._build", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python tools/build_catalog.py", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--only",
         choices=[*RELEASES, STRATEGIES],
@@ -541,7 +541,7 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text, "utf-8")
             print(f"wrote {path.relative_to(REPO_ROOT)} ({len(text) // 1024} KiB)")
     if stale:
-        print(f"stale catalogs: {', '.join(stale)}; run `python -m compat._catalog._build`", file=sys.stderr)
+        print(f"stale catalogs: {', '.join(stale)}; run `python tools/build_catalog.py`", file=sys.stderr)
         return 1
     return 0
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import libcst
 
 import codemods
-from compat._migrate._safety import (
+from codemods.cli._safety import (
     TODO_PREFIX,
     Decoded,
     Unprocessable,
@@ -119,7 +119,7 @@ def init_worker(parent: int, lifeline_read: int, lifeline_write: int) -> None:
     ``kill -9``; everywhere a thread also watches the pipe whose only write end the parent
     holds, and ends the worker when it closes. Ctrl-C reaches the whole process group: a worker
     ends at once (the default action, not a ``KeyboardInterrupt`` that the pool would catch and
-    carry on after), and the parent stops the rest (:meth:`compat._migrate._runner._Pool.terminate`)
+    carry on after), and the parent stops the rest (:meth:`codemods.cli._runner._Pool.terminate`)
     and removes any temporary file a worker leaves. A file is replaced atomically, so it is
     either as it was or fully migrated. Where the CLI ignores SIGINT (started with ``&`` by a
     script, ``nohup``), its workers keep ignoring it too.

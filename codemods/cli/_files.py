@@ -18,8 +18,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from compat._migrate._ignore import IgnoreSpec, ignored_by
-from compat._migrate._safety import is_temp_file, temp_files_of
+from codemods.cli._ignore import IgnoreSpec, ignored_by
+from codemods.cli._safety import is_temp_file, temp_files_of
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 

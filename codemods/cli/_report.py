@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from compat._migrate._files import Skipped
-from compat._migrate._worker import CHECK, DIFF, ChangeRecord
+from codemods.cli._files import Skipped
+from codemods.cli._worker import CHECK, DIFF, ChangeRecord
 
 _LIST_LIMIT = 8
 REPORT_VERSION = 1

@@ -1,6 +1,6 @@
 """One run of ``python -m compat.migrate``: discover, scan, resolve user classes, migrate.
 
-1. Discovery walks the paths given (:mod:`compat._migrate._files`).
+1. Discovery walks the paths given (:mod:`codemods.cli._files`).
 2. The scan reads every file and runs ``codemods.prescan``; files that need work get
    ``codemods.class_bases``.
 3. User classes deriving from old ones are resolved across files: files whose text mentions a
@@ -9,7 +9,7 @@
 
 Steps 2 and 4 run in a process pool (``--jobs``, capped by the number of batches of files to
 parse) that imports only libcst and ``codemods``. The workers die with the CLI (see
-:func:`compat._migrate._worker.init_worker`); on Ctrl-C they are stopped at once, the summary
+:func:`codemods.cli._worker.init_worker`); on Ctrl-C they are stopped at once, the summary
 says which files were migrated before the stop, and the exit code is 130.
 """
 
@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 import codemods
-from compat._migrate import _worker
-from compat._migrate._files import Discovery, SourceFile, discover, within
-from compat._migrate._ignore import IgnoreSpec
-from compat._migrate._report import (
+from codemods.cli import _worker
+from codemods.cli._files import Discovery, SourceFile, discover, within
+from codemods.cli._ignore import IgnoreSpec
+from codemods.cli._report import (
     FileOutcome,
     Outcome,
     Progress,
@@ -41,7 +41,7 @@ from compat._migrate._report import (
     summary,
     write_report,
 )
-from compat._migrate._safety import remove_leftover, temp_files_of
+from codemods.cli._safety import remove_leftover, temp_files_of
 
 # Below this many files a scan pass runs in the main process: reading and pre-scanning a file
 # costs well under a millisecond, less than handing it to a worker that may not be started yet.
@@ -434,7 +434,7 @@ def _names_pattern(names: set[str]) -> re.Pattern[str]:
 
     A trie, and no leading ``\\b``: that keeps the regex engine's fast scan for the first
     character, about 20x faster than a plain alternation over a hundred names. The caller
-    checks the leading word boundary (:func:`compat._migrate._worker.mentions`).
+    checks the leading word boundary (:func:`codemods.cli._worker.mentions`).
     """
 
     def build(node: dict[str, dict[str, Any]]) -> str:

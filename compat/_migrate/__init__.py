@@ -1,1 +1,0 @@
-"""The machinery behind ``python -m compat.migrate`` (private; see ``compat/migrate.py``)."""
