@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 import os
 import queue
 import shutil
@@ -248,11 +249,14 @@ class _Children:
         procs = {}
         for local_rank in range(1, num_processes):
             child_env = {**base_env, "LOCAL_RANK": str(local_rank)}
-            procs[env.node_rank() * num_processes + local_rank] = _SPAWNER.call(
-                lambda child_env=child_env: subprocess.Popen(
-                    command, env=child_env, start_new_session=True, preexec_fn=_die_with_parent(os.getpid())
-                )
+            start = functools.partial(
+                subprocess.Popen,
+                command,
+                env=child_env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent(os.getpid()),
             )
+            procs[env.node_rank() * num_processes + local_rank] = _SPAWNER.call(start)
         children = cls(procs, error_dir, port)
         children._install()
         cls.current = children

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
+import errno
+import json
 import os
 import signal
 import subprocess
@@ -9,7 +12,11 @@ import sys
 import time
 
 import pytest
+import torch
 from _helpers import ROOT, SCRIPTS, run_script, script_env
+from fault_run import Tiny, loader
+
+from strategies import Callback, FSDPStrategy, SingleDeviceStrategy, Trainer
 
 FAULT_RUN = SCRIPTS / "fault_run.py"
 
@@ -66,3 +73,85 @@ def test_children_started_from_a_thread_still_die_when_rank_zero_is_sigkilled(tm
             proc.wait()
         if child is not None and _alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+# -- 2: checkpoint writes: a full disk, a kill mid-write -----------------------------------------------
+
+
+def _leftovers(directory):
+    return sorted(p.name for p in directory.iterdir() if p.name != "model.ckpt")
+
+
+def test_disk_full_during_save_removes_the_partial_file_and_names_the_cause(tmp_path):
+    result = run_script([sys.executable, str(FAULT_RUN), "disk-full", str(tmp_path)], timeout=60)
+    assert result.returncode == 0, result.stderr
+    raised = json.loads(result.stdout.strip().splitlines()[-1])
+    assert raised["type"] == "OSError" and raised["errno"] == errno.EFBIG, raised
+    assert f"no space left on {tmp_path}" in raised["message"] and "model.ckpt" in raised["message"]
+    assert raised["chain"][1:] == ["RuntimeError", "OSError"], "torch's error and the OSError are chained"
+    assert _leftovers(tmp_path) == [], "the partial temporary file was left behind"
+    previous = torch.load(tmp_path / "model.ckpt", weights_only=True)
+    assert previous["state_dict"]["w"].tolist() == [1.0] * 4, "the earlier checkpoint was damaged"
+
+
+def test_a_save_killed_mid_write_leaves_a_temporary_that_the_next_save_removes(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, str(FAULT_RUN), "save-blocked", str(tmp_path)],
+        env=script_env(),
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for(tmp_path / "blocked", proc, timeout=60)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    stale = [p.name for p in tmp_path.iterdir() if p.name.startswith(".model.ckpt.")]
+    assert len(stale) == 1, sorted(p.name for p in tmp_path.iterdir())
+    mine = tmp_path / ".mine.tmp"  # a user's file, and a write in progress in a live process: not ours to remove
+    mine.write_text("keep")
+    live = tmp_path / f".other.ckpt.{os.getppid()}.strategies-tmp"
+    live.write_text("in progress")
+    SingleDeviceStrategy("cpu").save_checkpoint({"state_dict": {"w": torch.ones(2)}}, tmp_path / "epoch=1.ckpt")
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(["blocked", "epoch=1.ckpt", ".mine.tmp", live.name]), names
+
+
+# -- 3: FSDP's sharded save swaps the new checkpoint in: a kill leaves a complete one ------------------
+
+
+class _StepAtStart(Callback):
+    def on_train_start(self, trainer, module):
+        self.step = trainer.global_step
+
+
+def test_a_kill_during_the_sharded_checkpoint_swap_leaves_a_checkpoint_that_loads(tmp_path):
+    result = run_script([sys.executable, str(FAULT_RUN), "fsdp-kill-swap", str(tmp_path)], timeout=90)
+    assert result.returncode == -signal.SIGKILL, (result.returncode, result.stderr[-3000:])
+    assert (tmp_path / "saved-step").read_text() == "2"
+    seen = _StepAtStart()
+    strategy = FSDPStrategy(state_dict_type="sharded", timeout=datetime.timedelta(seconds=30))
+    try:
+        trainer = Trainer(
+            strategy=strategy,
+            accelerator="cpu",
+            devices=1,
+            max_steps=3,
+            logger=False,
+            enable_checkpointing=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            callbacks=[seen],
+        )
+        trainer.fit(Tiny(), loader(), ckpt_path=tmp_path / "ckpt")
+        assert seen.step == 2, "the run did not resume from the complete step-2 checkpoint"
+        assert trainer.global_step == 3
+        trainer.save_checkpoint(tmp_path / "ckpt")  # the next save clears what the kill left
+    finally:
+        strategy.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt", "saved-step"]
