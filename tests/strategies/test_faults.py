@@ -155,3 +155,41 @@ def test_a_kill_during_the_sharded_checkpoint_swap_leaves_a_checkpoint_that_load
     finally:
         strategy.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt", "saved-step"]
+
+
+# -- 4: a partial torchrun environment is an error at once, not a 30-minute wait -----------------------
+
+
+def test_a_leftover_local_rank_fails_at_once_naming_the_variables(tmp_path):
+    result = run_script([sys.executable, str(FAULT_RUN), "ddp-fit", str(tmp_path)], env={"LOCAL_RANK": "1"}, timeout=60)
+    assert result.returncode == 1, result.stderr
+    assert "LOCAL_RANK=1" in result.stderr
+    assert "missing: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID" in result.stderr
+    assert "`unset LOCAL_RANK`" in result.stderr and "torchrun --nproc-per-node" in result.stderr
+    assert not (tmp_path / "fitted").exists()
+
+
+@pytest.mark.parametrize(
+    ("variables", "missing"),
+    [
+        ({"LOCAL_RANK": "0", "WORLD_SIZE": "2"}, "RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID"),
+        ({"TORCHELASTIC_RUN_ID": "abc", "RANK": "0", "LOCAL_RANK": "0"}, "WORLD_SIZE, MASTER_ADDR, MASTER_PORT"),
+        ({"GROUP_RANK": "0", "LOCAL_WORLD_SIZE": "2"}, "RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT"),
+    ],
+)
+def test_any_partial_torchrun_environment_is_an_error_at_construction(monkeypatch, variables, missing):
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(RuntimeError, match="variables torchrun sets") as raised:
+        Trainer(strategy="ddp", accelerator="cpu", devices=2)
+    assert f"missing: {missing}" in str(raised.value)
+    for name, value in variables.items():
+        assert f"{name}={value}" in str(raised.value)
+
+
+def test_a_complete_rank_environment_without_torchrun_is_still_accepted(monkeypatch):
+    # What our launchers (and a hand-started rank) set: LOCAL_RANK, WORLD_SIZE, MASTER_PORT.
+    for name, value in {"LOCAL_RANK": "1", "WORLD_SIZE": "2", "MASTER_PORT": "29999", "NODE_RANK": "0"}.items():
+        monkeypatch.setenv(name, value)
+    trainer = Trainer(strategy="ddp", accelerator="cpu", devices=2)
+    assert trainer.global_rank == 1 and trainer.world_size == 2

@@ -1,15 +1,20 @@
 """Small programs the fault tests run as real processes (tests/strategies/test_faults.py).
 
-``python fault_run.py thread-fit OUT``: ``fit`` (ddp, 2 ranks) in a ``threading.Thread``; once the
-thread has ended, every rank does more work and writes ``OUT/after<rank>``. ``thread-fit-wait``:
-the same, then each rank writes ``OUT/pid<rank>`` and sleeps (for a test to SIGKILL rank 0).
+``python fault_run.py MODE OUT``, MODE one of:
 
-``disk-full OUT``: write ``OUT/model.ckpt``, then save a bigger one under a file-size limit
-(``RLIMIT_FSIZE``, SIGXFSZ ignored: writes fail with EFBIG as on a full disk); print what was
-raised as JSON. ``save-blocked OUT``: a save whose pickling writes ``OUT/blocked`` and then sleeps
-(for a test to SIGKILL it mid-write). ``fsdp-kill-swap OUT``: a 1-rank FSDP run that saves the
-sharded ``OUT/ckpt`` at step 2, trains on to step 4 and saves it again, SIGKILLing itself just
-before the new checkpoint is renamed into place.
+* ``thread-fit``: ``fit`` (ddp, 2 ranks) in a ``threading.Thread``; once the thread has ended,
+  every rank does more work and writes ``OUT/after<rank>``;
+* ``thread-fit-wait``: the same, then each rank writes ``OUT/pid<rank>`` and sleeps (for a test to
+  SIGKILL rank 0);
+* ``ddp-fit``: a plain ddp fit (2 ranks), then ``OUT/fitted``;
+* ``disk-full``: write ``OUT/model.ckpt``, then save a bigger one under a file-size limit
+  (``RLIMIT_FSIZE``, SIGXFSZ ignored: writes fail with EFBIG as on a full disk); print what was
+  raised as JSON;
+* ``save-blocked``: a save whose pickling writes ``OUT/blocked`` and then sleeps (for a test to
+  SIGKILL it mid-write);
+* ``fsdp-kill-swap``: a 1-rank FSDP run that saves the sharded ``OUT/ckpt`` at step 2, trains on
+  to step 4 and saves it again, SIGKILLing itself just before the new checkpoint is renamed into
+  place.
 """
 
 from __future__ import annotations
@@ -45,8 +50,8 @@ def loader() -> DataLoader:
     return DataLoader(TensorDataset(torch.randn(8, 4, generator=g), torch.randn(8, 1, generator=g)), batch_size=2)
 
 
-def thread_fit(out: Path, wait: bool = False) -> None:
-    trainer = Trainer(
+def ddp_trainer() -> Trainer:
+    return Trainer(
         strategy="ddp",
         accelerator="cpu",
         devices=2,
@@ -56,6 +61,10 @@ def thread_fit(out: Path, wait: bool = False) -> None:
         enable_progress_bar=False,
         enable_model_summary=False,
     )
+
+
+def thread_fit(out: Path, wait: bool = False) -> None:
+    trainer = ddp_trainer()
     thread = threading.Thread(target=trainer.fit, args=(Tiny(), loader()))
     thread.start()
     thread.join()
@@ -158,6 +167,9 @@ if __name__ == "__main__":
     mode, out = sys.argv[1], Path(sys.argv[2])
     if mode == "thread-fit":
         thread_fit(out)
+    elif mode == "ddp-fit":
+        ddp_trainer().fit(Tiny(), loader())
+        (out / "fitted").write_text("done")
     elif mode == "thread-fit-wait":
         thread_fit(out, wait=True)
     else:
