@@ -193,3 +193,60 @@ def test_a_complete_rank_environment_without_torchrun_is_still_accepted(monkeypa
         monkeypatch.setenv(name, value)
     trainer = Trainer(strategy="ddp", accelerator="cpu", devices=2)
     assert trainer.global_rank == 1 and trainer.world_size == 2
+
+
+# -- 5: every numeric Trainer argument is checked at construction, with Lightning 2.6's ranges --------
+
+_LIMIT = ([None, 0, 0.0, 0.5, 1, 1.0, 10, 2.0], [-1, -0.5, 1.5, "all"])
+# name: (values Lightning 2.6 accepts, values it refuses or cannot run with)
+NUMERIC_ARGUMENTS = {
+    "max_epochs": ([None, 0, -1, 3], [-2, 1.5, "3"]),
+    "max_steps": ([-1, 0, 5], [-5, -2, 2.5, "5", None]),
+    "min_steps": ([None, 0, 5, -1], ["5", 1.5]),
+    "min_epochs": ([None, 0, 2, -1], ["2", 1.5]),
+    "val_check_interval": ([None, 0.0, 0.25, 1.0, 1, 3, 2.0], [-0.5, 1.5, 0, -3, "x"]),
+    "check_val_every_n_epoch": ([None, 1, 3], [0, -1, 1.5]),
+    "log_every_n_steps": ([None, 0, 1, 50], [-1, 1.5]),
+    "accumulate_grad_batches": ([1, 4], [0, -1, 1.5]),
+    "num_sanity_val_steps": ([None, -1, 0, 2], [-2, 1.5]),
+    "limit_train_batches": _LIMIT,
+    "limit_val_batches": _LIMIT,
+    "limit_test_batches": _LIMIT,
+    "limit_predict_batches": _LIMIT,
+    "gradient_clip_val": ([None, 0, 0.5, 1], ["x", [1.0]]),
+    "devices": (["auto", 1, "1", -1], [0, -2, 1.5, "x"]),
+    "num_nodes": ([1], [0, -1, 1.5]),
+    "fast_dev_run": ([False, True, 0, 1, 5], [-1, 1.5]),
+    "max_time": ([None, "00:00:01:00", {"minutes": 1}, datetime.timedelta(hours=1)], ["1h", 5]),
+}
+_CASES = [
+    pytest.param(name, value, good, id=f"{name}={value!r}-{'ok' if good else 'refused'}")
+    for name, (accepted, refused) in NUMERIC_ARGUMENTS.items()
+    for good, values in ((True, accepted), (False, refused))
+    for value in values
+]
+
+
+@pytest.mark.parametrize(("name", "value", "good"), _CASES)
+def test_every_numeric_trainer_argument_is_checked_at_construction(name, value, good):
+    def build():
+        return Trainer(accelerator="cpu", logger=False, enable_checkpointing=False, **{name: value})
+
+    if good:
+        build()
+        return
+    with pytest.raises((ValueError, TypeError)) as raised:
+        build()
+    assert f"`{name}=" in str(raised.value), str(raised.value)
+
+
+def test_a_fraction_of_an_epoch_needs_epochs_to_count_in():
+    with pytest.raises(ValueError, match="`val_check_interval=0.5` is a fraction of an epoch"):
+        Trainer(accelerator="cpu", val_check_interval=0.5, check_val_every_n_epoch=None)
+    Trainer(accelerator="cpu", val_check_interval=3, check_val_every_n_epoch=None)
+
+
+def test_a_whole_float_limit_is_that_many_batches_as_in_lightning():
+    trainer = Trainer(accelerator="cpu", limit_train_batches=3.0, val_check_interval=2.0, logger=False)
+    assert trainer.limits["train"] == 3 and isinstance(trainer.limits["train"], int)
+    assert trainer.val_check_interval == 2 and isinstance(trainer.val_check_interval, int)
