@@ -23,7 +23,9 @@ def parse_max_time(max_time: Any) -> float | None:
     elif isinstance(max_time, dict):
         max_time = datetime.timedelta(**max_time)
     if not isinstance(max_time, datetime.timedelta):
-        raise TypeError(f"`max_time` takes 'DD:HH:MM:SS', a timedelta or a dict; got `{type(max_time).__name__}`.")
+        raise TypeError(
+            f"`max_time={max_time!r}`: pass 'DD:HH:MM:SS', a timedelta or a dict; got `{type(max_time).__name__}`."
+        )
     return max_time.total_seconds()
 
 
@@ -46,8 +48,6 @@ def check_loop_arguments(
     """Raise on a value Lightning would refuse, naming what to pass instead."""
     if not isinstance(accumulate_grad_batches, int) or accumulate_grad_batches < 1:
         raise ValueError(f"`accumulate_grad_batches={accumulate_grad_batches!r}`: pass an integer >= 1.")
-    if isinstance(val_check_interval, float) and not 0.0 < val_check_interval <= 1.0:
-        raise ValueError(f"`val_check_interval={val_check_interval}`: a float is a fraction of an epoch in (0.0, 1.0].")
     if isinstance(val_check_interval, int) and val_check_interval < 1:
         raise ValueError(f"`val_check_interval={val_check_interval}`: an integer is a number of batches >= 1.")
     if num_sanity_val_steps != float("inf") and (not isinstance(num_sanity_val_steps, int) or num_sanity_val_steps < 0):
@@ -58,6 +58,69 @@ def check_loop_arguments(
         not isinstance(check_val_every_n_epoch, int) or check_val_every_n_epoch < 1
     ):
         raise ValueError(f"`check_val_every_n_epoch={check_val_every_n_epoch!r}`: pass an integer >= 1, or None.")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_steps_and_epochs(max_steps: Any, min_steps: Any, min_epochs: Any) -> None:
+    """``max_steps``: -1 (no limit) or a count >= 0; ``min_steps``, ``min_epochs``: None or an integer.
+
+    Lightning 2.6's ranges: it refuses ``max_steps < -1`` and takes any integer minimum (one below 0
+    is no minimum).
+    """
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < -1:
+        raise ValueError(
+            f"`max_steps={max_steps!r}`: pass a whole number of optimizer steps (0 or more), or -1 (the default) "
+            "for no step limit."
+        )
+    for name, value in (("min_steps", min_steps), ("min_epochs", min_epochs)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"`{name}={value!r}`: pass a whole number, or None (the default) for no minimum.")
+
+
+def batch_limit(value: Any, name: str) -> int | float | None:
+    """A ``limit_*_batches`` or ``val_check_interval`` value as Lightning 2.6 reads it.
+
+    A float in [0.0, 1.0] is a fraction of the batches, an integer a number of batches, and a float
+    above 1 with no fractional part (``2.0``) that number of batches; None is the default. Anything
+    else raises, naming what to pass.
+    """
+    if value is None:
+        return None
+    if not _is_number(value):
+        raise TypeError(
+            f"`{name}={value!r}`: pass a fraction of the batches (a float in [0.0, 1.0]) or a number of batches "
+            f"(an int); got `{type(value).__name__}`."
+        )
+    number: int | float = value
+    if 0 <= number <= 1:
+        return number
+    if number > 1 and number % 1.0 == 0:
+        return int(number)
+    raise ValueError(
+        f"`{name}={value!r}`: pass a fraction of the batches (a float in [0.0, 1.0]) or a number of batches "
+        "(an int >= 0)."
+    )
+
+
+def check_val_schedule(val_check_interval: Any, check_val_every_n_epoch: Any) -> None:
+    """A fraction of an epoch needs epochs to count in (Lightning's rule)."""
+    if check_val_every_n_epoch is None and isinstance(val_check_interval, float):
+        raise ValueError(
+            f"`val_check_interval={val_check_interval}` is a fraction of an epoch, but `check_val_every_n_epoch=None` "
+            "counts validation over epochs: pass `val_check_interval` as a number of batches (an int)."
+        )
+
+
+def check_gradient_clip_val(gradient_clip_val: Any) -> None:
+    """None (no clipping) or a number, as Lightning 2.6."""
+    if gradient_clip_val is not None and not _is_number(gradient_clip_val):
+        raise TypeError(
+            f"`gradient_clip_val={gradient_clip_val!r}`: pass a number (the largest gradient norm or value), or "
+            "None (the default) for no clipping."
+        )
 
 
 def apply_determinism(deterministic: bool | str | None, benchmark: bool | None) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,6 +13,8 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 import torch
 import torch.distributed as dist
 from torch import nn
+
+from strategies import _atomic
 
 if TYPE_CHECKING:
     from torch.distributed.tensor import DTensor
@@ -300,28 +301,31 @@ def save_sharded(
     is_global_zero: bool,
 ) -> None:
     """Every rank writes its shards to directory ``path`` (torch.distributed.checkpoint); rank 0 adds
-    ``meta.pt`` (loop state, schedulers, precision, callbacks). Written to a temporary directory
-    first and renamed, so a crash never leaves a half-written checkpoint under ``path``."""
+    ``meta.pt`` (loop state, schedulers, precision, callbacks). Written to a temporary directory beside
+    ``path`` and swapped in (the old one renamed aside, the new one renamed in, the old one deleted), so
+    a crash or a kill at any moment leaves a complete checkpoint (see `_atomic`)."""
     import torch.distributed.checkpoint as dcp
 
     if path.exists() and not (path.is_dir() and (path / SHARDED_META_FILE).exists()):
         raise FileExistsError(f"{path} exists and is not a sharded checkpoint directory; refusing to overwrite it.")
-    tmp = path.with_name(f".{path.name}.tmp")
+    owner = [os.getpid()]  # the temporary is named after rank 0, who swaps it in (and sweeps it if killed)
+    dist.broadcast_object_list(owner, src=0)
+    tmp = _atomic.temp_path(path, owner=owner[0])
     if is_global_zero:
-        shutil.rmtree(tmp, ignore_errors=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic.sweep(path.parent)
     dist.barrier()
     state = {
         "state_dict": checkpoint["state_dict"],
         "optimizer_states": {str(i): s for i, s in enumerate(optimizer_state_dicts(module, optimizers, False))},
     }
-    dcp.save(state, checkpoint_id=str(tmp))
-    if is_global_zero:
-        meta = {k: v for k, v in checkpoint.items() if k not in ("state_dict", "optimizer_states")}
-        meta["num_optimizers"] = len(optimizers)
-        torch.save(meta, tmp / SHARDED_META_FILE)
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
+    with _atomic.writing(path, tmp, clean=is_global_zero):
+        dcp.save(state, checkpoint_id=str(tmp))
+        if is_global_zero:
+            meta = {k: v for k, v in checkpoint.items() if k not in ("state_dict", "optimizer_states")}
+            meta["num_optimizers"] = len(optimizers)
+            torch.save(meta, tmp / SHARDED_META_FILE)
+            _atomic.swap_into_place(tmp, path)
     dist.barrier()
 
 

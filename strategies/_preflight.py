@@ -14,6 +14,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from strategies import _atomic
+
 # Where a DeepSpeed checkpoint directory keeps its files, and the file a torch.distributed.checkpoint
 # (FSDP "sharded") directory always has.
 _DEEPSPEED_TAG = "checkpoint"
@@ -49,7 +51,7 @@ def check_checkpoint(ckpt_path: str | os.PathLike[str] | None, module: nn.Module
     """
     if ckpt_path is None:
         return
-    path = Path(ckpt_path)
+    path = _atomic.complete_checkpoint(Path(ckpt_path))  # a kill mid-swap leaves the old one aside
     if not path.exists():
         raise FileNotFoundError(
             f"`ckpt_path={str(ckpt_path)!r}` does not exist (looked for {path.resolve()}). Pass the path of a "

@@ -7,6 +7,7 @@ import copy
 import gc
 import json
 import os
+import sys
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -16,6 +17,7 @@ from typing_extensions import override
 
 from strategies import _watch
 from strategies._data import apply_to_tensors
+from strategies._distributed import RENDEZVOUS
 from strategies._optimizers import parse_optimizers
 from strategies.parallel import ParallelStrategy, _StepRedirect, split_parallel_kwargs
 
@@ -160,6 +162,8 @@ class DeepSpeedStrategy(ParallelStrategy):
     @override
     def setup_distributed(self) -> None:
         """Initialise (or reuse) our process group, then let DeepSpeed adopt it."""
+        if _StaleGroups.reason is not None:
+            raise RuntimeError(_StaleGroups.reason)
         super().setup_distributed()
         self._set_rank_variables()
         self._deepspeed.init_distributed(
@@ -252,6 +256,20 @@ class DeepSpeedStrategy(ParallelStrategy):
         self.accelerator.teardown()
         gc.collect()
         self._restore_rank_variables()
+
+    @override
+    def close(self) -> None:
+        """Teardown, then destroy the process group (if this package made it) through DeepSpeed, so that
+        DeepSpeed also forgets the groups it cached on it and a later engine in this process works."""
+        self.teardown()
+        if RENDEZVOUS.owns_group:
+            gc.collect()
+            self._deepspeed.comm.destroy_process_group()
+            groups = sys.modules.get("deepspeed.utils.groups")
+            if getattr(groups, "_WORLD_GROUP", None) is not None:
+                version = getattr(self._deepspeed, "__version__", "?")
+                _StaleGroups.reason = _STALE_GROUPS.format(version=version)
+        super().close()
 
     # -- steps (the engine owns precision, backward, step and clipping) ----------------------
 
@@ -349,6 +367,20 @@ class DeepSpeedStrategy(ParallelStrategy):
             offload_optimizer=True,
             offload_parameters=True,
         )
+
+
+class _StaleGroups:
+    """Set when this DeepSpeed kept its groups on a destroyed process group: no engine can be built again."""
+
+    reason: str | None = None
+
+
+_STALE_GROUPS = (
+    "DeepSpeed {version} kept its own groups on the process group that `strategy.close()` destroyed, so a new "
+    "DeepSpeed engine in this process would fail inside DeepSpeed ('Group ... is not registered'). Upgrade "
+    "deepspeed (0.19.8 releases them in `deepspeed.comm.destroy_process_group`), run each DeepSpeed job in its "
+    "own process, or do not call `strategy.close()` between the runs (a following Trainer reuses the group)."
+)
 
 
 def _engine_dtype(engine: Any) -> torch.dtype | None:

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 from typing_extensions import override
 
-from strategies import _fsdp, _watch
+from strategies import _atomic, _fsdp, _watch
 from strategies.parallel import ParallelStrategy, _StepRedirect, split_parallel_kwargs
 
 if TYPE_CHECKING:
@@ -239,8 +239,10 @@ class FSDPStrategy(ParallelStrategy):
     @override
     def load_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = True) -> dict[str, Any]:
         """After ``setup``: load weights and optimizer states in place, from a sharded directory or a
-        full file, and return the rest (loop state, schedulers, ...). Before ``setup``: read the file."""
-        path = Path(path)
+        full file, and return the rest (loop state, schedulers, ...). Before ``setup``: read the file.
+        A sharded ``path`` that a kill in the middle of a save's swap left missing is read from the
+        complete old checkpoint the swap had renamed aside."""
+        path = _atomic.complete_checkpoint(Path(path))
         if not self._is_sharded():
             if path.is_dir():
                 raise ValueError(

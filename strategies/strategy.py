@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from torch import nn
 
+from strategies import _atomic
 from strategies._preflight import CheckpointError, mismatch_message
 from strategies.accelerators import Accelerator, CPUAccelerator
 from strategies.precision import Precision
@@ -269,14 +270,16 @@ class Strategy(ABC):
         return self.module.state_dict()
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: str | os.PathLike[str]) -> None:
-        """Write ``checkpoint`` to ``path`` (on global rank 0 only), atomically."""
+        """Write ``checkpoint`` to ``path`` (on global rank 0 only), atomically.
+
+        The file is written beside ``path`` under a temporary name and renamed into place, so
+        ``path`` holds the old checkpoint or the new one, never a part. A failed write removes its
+        temporary file, the next save removes those a killed process left, and a full disk raises
+        ``OSError`` "no space left on <directory>".
+        """
         if not self.is_global_zero:
             return
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        torch.save(checkpoint, tmp)
-        os.replace(tmp, path)
+        _atomic.write_file(Path(path), lambda f: torch.save(checkpoint, f))
 
     def load_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = True) -> dict[str, Any]:
         """Read a checkpoint; ``weights_only=True`` unless the caller trusts the file."""

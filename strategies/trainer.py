@@ -134,6 +134,18 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         record_hooks: bool = False,
     ) -> None:
         _preflight.check_max_epochs(max_epochs)
+        _arguments.check_steps_and_epochs(max_steps, min_steps, min_epochs)
+        _arguments.check_val_schedule(val_check_interval, check_val_every_n_epoch)
+        _arguments.check_gradient_clip_val(gradient_clip_val)
+        limits = tuple(
+            _arguments.batch_limit(value, f"limit_{stage}_batches")
+            for stage, value in zip(
+                ("train", "val", "test", "predict"),
+                (limit_train_batches, limit_val_batches, limit_test_batches, limit_predict_batches),
+                strict=True,
+            )
+        )
+        val_check_interval = _arguments.batch_limit(val_check_interval, "val_check_interval")
         self.strategy = resolve_strategy(
             strategy, accelerator, devices, num_nodes, precision, list(plugins or []), self.registry
         )
@@ -144,7 +156,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
             max_steps=max_steps,
             min_steps=min_steps,
             max_time=max_time,
-            limits=(limit_train_batches, limit_val_batches, limit_test_batches, limit_predict_batches),
+            limits=limits,
             val_check_interval=val_check_interval,
             check_val_every_n_epoch=check_val_every_n_epoch,
             num_sanity_val_steps=num_sanity_val_steps,

@@ -7,6 +7,7 @@ import os
 from typing_extensions import override
 
 from strategies.environments.cluster_environment import ClusterEnvironment
+from strategies.environments.torchelastic import check_not_partial
 
 _LOOPBACK = "127.0.0.1"
 
@@ -77,6 +78,11 @@ class LocalEnvironment(ClusterEnvironment):
     @override
     def node_rank(self) -> int:
         return int(os.environ.get("NODE_RANK", 0))
+
+    @override
+    def validate_settings(self, num_devices: int, num_nodes: int) -> None:
+        """A partial torchrun environment (a leftover ``LOCAL_RANK``, ...) is an error now, not a hang."""
+        check_not_partial()
 
     @override
     def teardown(self) -> None:

@@ -9,6 +9,44 @@ from typing_extensions import override
 from strategies.environments.cluster_environment import ClusterEnvironment
 
 _REQUIRED = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID")
+# Set by torchrun (torch.distributed.elastic) for every rank, and by nothing else we know of.
+_TORCHRUN_ONLY = (
+    "TORCHELASTIC_RUN_ID",
+    "GROUP_RANK",
+    "GROUP_WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "ROLE_RANK",
+    "ROLE_WORLD_SIZE",
+    "TORCHELASTIC_RESTART_COUNT",
+    "TORCHELASTIC_MAX_RESTARTS",
+)
+# What a rank that something else started needs to find the others (our launchers set all of them).
+_RANK_NEEDS = ("LOCAL_RANK", "WORLD_SIZE", "MASTER_PORT")
+
+
+def check_not_partial() -> None:
+    """Raise at once when the environment holds part of what torchrun sets for a rank, not all of it.
+
+    ``LOCAL_RANK`` says "this process is one rank of a run someone else started"; without
+    ``WORLD_SIZE`` and ``MASTER_PORT`` (or with torchrun's own variables but not the rest of them,
+    so that `TorchElasticEnvironment` is not detected) the process would wait for ranks that were never
+    started until the rendezvous timed out (30 minutes by default). A shell that ran torchrun, or a
+    job script that exported its variables, leaves them behind.
+    """
+    present = [name for name in (*_REQUIRED, *_TORCHRUN_ONLY) if name in os.environ]
+    torchrun_marks = [name for name in _TORCHRUN_ONLY if name in os.environ]
+    started_as_rank = "LOCAL_RANK" in os.environ
+    if not torchrun_marks and (not started_as_rank or all(name in os.environ for name in _RANK_NEEDS)):
+        return
+    missing = [name for name in _REQUIRED if name not in os.environ]
+    shown = ", ".join(f"{name}={os.environ[name]}" for name in present)
+    raise RuntimeError(
+        f"This process has some of the variables torchrun sets for each rank ({shown}) but not the others "
+        f"(missing: {', '.join(missing)}), so it would wait for ranks that were never started. They are "
+        "probably left over from a shell or job script that ran torchrun. Unset them "
+        f"(`unset {' '.join(present)}`) to let the Trainer start its ranks itself, or run the script under "
+        "torchrun (`torchrun --nproc-per-node N script.py`), which sets all of them."
+    )
 
 
 class TorchElasticEnvironment(ClusterEnvironment):

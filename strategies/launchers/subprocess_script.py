@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 import os
+import queue
 import shutil
 import signal
 import subprocess
@@ -14,6 +16,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +46,8 @@ class SubprocessScriptLauncher(Launcher):
 
     (``python -m pkg.train`` is re-run as ``python -m pkg.train``.) Nothing is launched when the
     cluster environment creates the processes itself (torchrun, SLURM, or a child of this
-    launcher). Children run in their own session and die with rank 0; a watchdog thread ends the
+    launcher). Children run in their own session and die with rank 0 (also when ``fit`` ran in a
+    thread that has ended since: one long-lived thread starts them); a watchdog thread ends the
     job when a child fails, and the error raised in rank 0 names the failed rank and carries its
     traceback. SIGINT/SIGTERM to rank 0 end the children too.
 
@@ -156,12 +160,54 @@ _CANNOT_RERUN = (
 )
 
 
-def _die_with_parent() -> None:
-    # Linux: SIGKILL this child when rank 0 dies, even by SIGKILL.
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
+def _die_with_parent(parent: int) -> Callable[[], None]:
+    def set_death_signal() -> None:
+        # Linux: SIGKILL this child when rank 0 dies, even by SIGKILL. The kernel sends it when the
+        # *thread* that forked the child ends, which is why children are started by `_SPAWNER`.
+        try:
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except OSError:
+            return
+        if os.getppid() != parent:  # rank 0 died before the signal was armed
+            os._exit(1)
+
+    return set_death_signal
+
+
+class _Spawner:
+    """One long-lived thread that starts every child rank of this process.
+
+    ``PR_SET_PDEATHSIG`` fires when the thread that started the child ends, not the process: a
+    child started from the thread that called ``fit`` would be killed as soon as that thread
+    returned (``fit`` in a ``threading.Thread``). This thread never returns, so the children live
+    as long as the process and still die with it. It is a daemon: it never holds up an exit.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def call(self, function: Callable[[], Any]) -> Any:
+        """Run ``function`` on the spawner thread and return its result (or raise its error)."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="strategy-compat-spawner", daemon=True)
+                self._thread.start()
+        done: Future[Any] = Future()
+        self._requests.put((function, done))
+        return done.result()
+
+    def _serve(self) -> None:
+        while True:
+            function, done = self._requests.get()
+            try:
+                done.set_result(function())
+            except BaseException as err:  # handed to the caller, raised there
+                done.set_exception(err)
+
+
+_SPAWNER = _Spawner()
 
 
 class _Children:
@@ -203,9 +249,14 @@ class _Children:
         procs = {}
         for local_rank in range(1, num_processes):
             child_env = {**base_env, "LOCAL_RANK": str(local_rank)}
-            procs[env.node_rank() * num_processes + local_rank] = subprocess.Popen(
-                command, env=child_env, start_new_session=True, preexec_fn=_die_with_parent
+            start = functools.partial(
+                subprocess.Popen,
+                command,
+                env=child_env,
+                start_new_session=True,
+                preexec_fn=_die_with_parent(os.getpid()),
             )
+            procs[env.node_rank() * num_processes + local_rank] = _SPAWNER.call(start)
         children = cls(procs, error_dir, port)
         children._install()
         cls.current = children

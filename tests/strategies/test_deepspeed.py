@@ -131,8 +131,7 @@ def test_configure_model_that_creates_no_parameters_is_a_clear_error(no_shm_buil
 def test_evaluation_without_an_optimizer_builds_an_inference_engine(no_shm_build):
     """validate/test/predict need no ``configure_optimizers``: ZeRO 1-2 would refuse to build without one.
 
-    One stage per process: DeepSpeed keeps its own handle on the process group, so a second engine
-    after ``strategy.close()`` in the same process fails (a DeepSpeed limitation, see docs/sharded.md).
+    (A second engine after ``strategy.close()`` works: see the test below.)
     """
     from strategies import TrainModule
 
@@ -164,6 +163,45 @@ def test_evaluation_without_an_optimizer_builds_an_inference_engine(no_shm_build
     assert validated["val_loss"] == pytest.approx(expected, rel=1e-5)
     assert tested["test_loss"] == pytest.approx(expected, rel=1e-5)
     assert [p.shape for p in predictions] == [torch.Size([2, 1])] * 2
+
+
+@needs_deepspeed
+def test_a_new_engine_after_close_in_the_same_process_trains(no_shm_build):
+    """``close()`` destroys the group through DeepSpeed, which forgets the groups it cached on it; before,
+    the second engine failed inside DeepSpeed with "Group ... is not registered" (issue 15)."""
+    from strategies import TrainModule
+
+    class Net(TrainModule):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.Linear(2, 1)
+
+        def training_step(self, batch, batch_idx):
+            return self.layer(batch[0]).pow(2).mean()
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 2)), batch_size=4)
+    steps = []
+    for _ in range(2):
+        strategy = DeepSpeedStrategy(stage=2, timeout=datetime.timedelta(seconds=30))
+        trainer = Trainer(
+            strategy=strategy,
+            accelerator="cpu",
+            devices=1,
+            max_steps=2,
+            logger=False,
+            enable_progress_bar=False,
+            enable_checkpointing=False,
+            enable_model_summary=False,
+        )
+        try:
+            trainer.fit(Net(), loader)
+            steps.append(trainer.global_step)
+        finally:
+            strategy.close()
+    assert steps == [2, 2]
 
 
 # -- 2 ranks -----------------------------------------------------------------------------------------------
