@@ -5,11 +5,13 @@ The public surface used by ``python -m compat.migrate``; everything else is priv
 
 from __future__ import annotations
 
+from compat.renames import TARGETS
+
 from ._api import RULES, Result, as_codemod, migrate_source, prescan
 from ._classes import class_bases, resolve_user_classes
 from ._edits import Change
+from ._ids import TODO_PREFIX, Rule
 from ._lightning import NAMESPACES, declared_namespace
-from ._rule import TARGETS, TODO_PREFIX, Rule
 
 __all__ = [
     "NAMESPACES",
