@@ -21,9 +21,10 @@ if TYPE_CHECKING:  # the same names, for type checkers (``X as X`` marks a re-ex
     from ._edits import Change as Change
     from ._lightning import NAMESPACES as NAMESPACES
     from ._lightning import declared_namespace as declared_namespace
-    from ._rule import TARGETS as TARGETS
-    from ._rule import TODO_PREFIX as TODO_PREFIX
-    from ._rule import Rule as Rule
+    from compat.renames import TARGETS as TARGETS
+
+    from ._ids import TODO_PREFIX as TODO_PREFIX
+    from ._ids import Rule as Rule
 
 #: public name -> the private module that defines it
 _HOMES = {
@@ -37,9 +38,9 @@ _HOMES = {
     "Change": "._edits",
     "NAMESPACES": "._lightning",
     "declared_namespace": "._lightning",
-    "TARGETS": "._rule",
-    "TODO_PREFIX": "._rule",
-    "Rule": "._rule",
+    "TARGETS": "compat.renames",
+    "TODO_PREFIX": "._ids",
+    "Rule": "._ids",
 }
 
 __all__ = sorted(_HOMES)

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ._edits import Change
-from ._rule import Rule, RuleCommand, order_rules, run_rules
+from ._engine import order_rules, run_rules
+from ._ids import Rule
+from ._rule import RuleCommand
 from ._table import index
 from .cm001_imports import RewriteImportsCommand
 from .cm002_class_references import RenameClassReferencesCommand
@@ -51,7 +53,7 @@ RULES: dict[Rule, type[RuleCommand]] = {
 
 
 def select_rules(select: Collection[str] | None = None, ignore: Collection[str] = ()) -> list[type[RuleCommand]]:
-    """The rule classes of :data:`RULES` to run, in order (see :func:`codemods._rule.order_rules`).
+    """The rule classes of :data:`RULES` to run, in order (see :func:`codemods._engine.order_rules`).
 
     Raises:
         ValueError: an id or prefix that names no rule.

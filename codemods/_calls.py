@@ -10,11 +10,11 @@ import libcst as cst
 
 from compat.renames import Rename
 
-from ._context import Context
 from ._facts import old_positional, removed_classmethod
+from ._resolve import Resolver
 from ._scopes import Scope
 
-__all__ = ["ArgInfo", "CallSite", "call_sites", "literal"]
+__all__ = ["ArgInfo", "CallSite", "find_call_sites", "literal"]
 
 
 @dataclass(eq=False)
@@ -86,7 +86,7 @@ def _may_be_class(func: cst.BaseExpression) -> bool:
     return isinstance(name, str) and (name[:1].isupper() or name == "__init__")
 
 
-def _origin(ctx: Context, call: cst.Call, scope: Scope) -> tuple[str | None, bool]:
+def _origin(ctx: Resolver, call: cst.Call, scope: Scope) -> tuple[str | None, bool]:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call):
         cls = ctx.super_class(func.value, scope)
@@ -128,10 +128,8 @@ def _bind(call: cst.Call, origin: str) -> tuple[dict[int, str], tuple[int, ...]]
     return bound, ()
 
 
-def call_sites(ctx: Context) -> list[CallSite]:
-    """Calls of old classes (and user subclasses) with arguments, computed once per file."""
-    if ctx.call_sites is not None:
-        return ctx.call_sites
+def find_call_sites(ctx: Resolver) -> list[CallSite]:
+    """Calls of old classes (and user subclasses) with arguments (the engine computes it once per file)."""
     table = ctx.table
     sites: list[CallSite] = []
     by_keyword: dict[str, list[Rename]] = {}
@@ -156,5 +154,4 @@ def call_sites(ctx: Context) -> list[CallSite]:
             if related or any_values:
                 infos.append(ArgInfo(index, arg, kw, value, values, any_values, related))
         sites.append(CallSite(call, scope, origin, direct, infos, names, bound, unbound))
-    ctx.call_sites = sites
     return sites

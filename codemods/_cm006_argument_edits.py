@@ -12,7 +12,8 @@ from compat.renames import Kind, Rename
 
 from ._calls import literal
 from ._edits import TodoLine, before_item, with_before_item
-from ._layout import TODO_PREFIX, add_lines, todo_lines, uncommented, with_lines, without
+from ._ids import TODO_PREFIX
+from ._layout import add_lines, todo_lines, uncommented, with_lines, without
 
 __all__ = ["ArgOp", "apply_ops", "conflict", "falsy", "message", "named", "quote_of", "template"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -13,9 +12,7 @@ from ._calls import CallSite
 from ._cm006_argument_edits import ArgOp, template
 from ._context import Context
 from ._facts import cpu_count_default, spawn_strategy, spawns_by_count
-
-if TYPE_CHECKING:
-    from ._rule import Rule
+from ._ids import Rule
 
 __all__ = ["keep_launch"]
 

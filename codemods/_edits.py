@@ -10,18 +10,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from compat.renames import Rename
 
+from ._ids import Rule
 from ._layout import add_lines, comments
 from ._scopes import Analysis
 from ._splice import code_for, track
-
-if TYPE_CHECKING:
-    from ._rule import Rule
 
 __all__ = ["Change", "Edits", "TodoLine", "before_item", "set_value", "with_before_item"]
 

@@ -16,8 +16,8 @@ import libcst as cst
 
 from compat.renames import Rename
 
-from ._context import Context
-from ._scopes import Binding, Scope
+from ._resolve import Resolver
+from ._scopes import Analysis, Binding, Scope
 from ._table import NewName, split_qualname
 
 __all__ = [
@@ -25,11 +25,8 @@ __all__ = [
     "ImportPlan",
     "ImportRequest",
     "ModuleMove",
-    "bind_new",
-    "import_plan",
     "moved_module",
-    "name_free",
-    "reaches_module_name",
+    "plan_imports",
 ]
 
 
@@ -65,8 +62,12 @@ class ImportRequest:
 
 @dataclass
 class ImportPlan:
-    """The decisions for every old import of one file, and what CM002 asks of CM001."""
+    """The decisions for every old import of one file, and what CM002 asks of CM001.
 
+    Computed once per file by :func:`plan_imports`; rules read it as ``ctx.import_plan``.
+    """
+
+    analysis: Analysis = field(repr=False, compare=False)
     by_alias: dict[int, FromImport] = field(default_factory=dict)
     moves: dict[int, ModuleMove] = field(default_factory=dict)
     by_binding: dict[int, FromImport] = field(default_factory=dict)
@@ -84,16 +85,44 @@ class ImportPlan:
         if request not in self.requests:
             self.requests.append(request)
 
+    def name_free(self, name: str, qualname: str) -> bool:
+        """Whether ``name`` can be bound to ``qualname`` without clashing with anything in the file."""
+        claimed = self.claims.get(name)
+        if claimed is not None:
+            return claimed == qualname
+        return all(b.kind == "import" and b.qualname == qualname for b in self.analysis.by_name.get(name, ()))
 
-def name_free(ctx: Context, name: str, qualname: str) -> bool:
-    """Whether ``name`` can be bound to ``qualname`` without clashing with anything in the file."""
-    claimed = import_plan(ctx).claims.get(name)
-    if claimed is not None:
-        return claimed == qualname
-    return all(b.kind == "import" and b.qualname == qualname for b in ctx.analysis.by_name.get(name, ()))
+    def bind_new(self, qualname: str, scope: Scope, statements: list[cst.Import | cst.ImportFrom]) -> str | None:
+        """The name that refers to the new object ``qualname`` from ``scope`` after migration.
+
+        A module-level name the plan already binds to it is reused; otherwise its short name is
+        claimed and CM001 asked to import it next to each of ``statements`` (the imports the old
+        name came through). ``None`` when the short name is taken or there is no import to follow.
+        """
+        name = self.module_names.get(qualname)
+        if name is not None and self.reaches_module_name(scope, name, qualname):
+            return name
+        new = split_qualname(qualname)
+        if any(r.module == new.module and r.name == new.name for r in self.requests):
+            return new.name  # already asked for by an earlier site
+        if not statements or not self.name_free(new.name, qualname):
+            return None
+        self.claims[new.name] = qualname
+        for statement in statements:
+            self.request(ImportRequest(statement, new.module, new.name))
+        return new.name
+
+    def reaches_module_name(self, scope: Scope, name: str, qualname: str) -> bool:
+        """Whether ``name`` read in ``scope`` is the module-level name bound to ``qualname``.
+
+        True when it resolves to the module scope, or resolves nowhere yet but the plan renames an
+        import to it (``from old import DDPPlugin`` becomes ``from new import DDPStrategy``).
+        """
+        found = scope.lookup(name)[0]
+        return found is self.analysis.root or (found is None and self.claims.get(name) == qualname)
 
 
-def moved_module(ctx: Context, qualname: str) -> tuple[Rename, str] | None:
+def moved_module(ctx: Resolver, qualname: str) -> tuple[Rename, str] | None:
     """The module entry covering ``qualname`` and the new path, when it is rewritten."""
     module = qualname
     while module:
@@ -107,7 +136,7 @@ def moved_module(ctx: Context, qualname: str) -> tuple[Rename, str] | None:
     return None
 
 
-def _exported(ctx: Context) -> set[str]:
+def _exported(ctx: Resolver) -> set[str]:
     names: set[str] = set()
     for binding in ctx.analysis.root.bindings.get("__all__", ()):
         if isinstance(binding.value, (cst.List, cst.Tuple)):
@@ -119,11 +148,9 @@ def _exported(ctx: Context) -> set[str]:
     return names
 
 
-def import_plan(ctx: Context) -> ImportPlan:
-    """The plan for ``ctx``'s file, computed once."""
-    if ctx.import_plan is not None:
-        return ctx.import_plan
-    plan = ctx.import_plan = ImportPlan()
+def plan_imports(ctx: Resolver) -> ImportPlan:
+    """The plan for ``ctx``'s file (the engine computes it once, for the rules that need it)."""
+    plan = ImportPlan(ctx.analysis)
     exported = _exported(ctx)
     candidates: list[tuple[Binding, Rename, NewName]] = []
     for binding in ctx.analysis.import_bindings:
@@ -158,7 +185,7 @@ def import_plan(ctx: Context) -> ImportPlan:
             not binding.aliased
             and binding.name not in exported
             and all(same.get(id(b)) is entry for b in siblings)
-            and name_free(ctx, new.name, qualname)
+            and plan.name_free(new.name, qualname)
         )
         if rename:
             plan.claims[new.name] = qualname
@@ -175,35 +202,3 @@ def import_plan(ctx: Context) -> ImportPlan:
             if b.kind == "import" and b.qualname and id(b) not in plan.by_binding:
                 plan.module_names.setdefault(b.qualname, b.name)
     return plan
-
-
-def bind_new(ctx: Context, qualname: str, scope: Scope, statements: list[cst.Import | cst.ImportFrom]) -> str | None:
-    """The name that refers to the new object ``qualname`` from ``scope`` after migration.
-
-    A module-level name the plan already binds to it is reused; otherwise its short name is
-    claimed and CM001 asked to import it next to each of ``statements`` (the imports the old
-    name came through). ``None`` when the short name is taken or there is no import to follow.
-    """
-    plan = import_plan(ctx)
-    name = plan.module_names.get(qualname)
-    if name is not None and reaches_module_name(ctx, plan, scope, name, qualname):
-        return name
-    new = split_qualname(qualname)
-    if any(r.module == new.module and r.name == new.name for r in plan.requests):
-        return new.name  # already asked for by an earlier site
-    if not statements or not name_free(ctx, new.name, qualname):
-        return None
-    plan.claims[new.name] = qualname
-    for statement in statements:
-        plan.request(ImportRequest(statement, new.module, new.name))
-    return new.name
-
-
-def reaches_module_name(ctx: Context, plan: ImportPlan, scope: Scope, name: str, qualname: str) -> bool:
-    """Whether ``name`` read in ``scope`` is the module-level name bound to ``qualname``.
-
-    True when it resolves to the module scope, or resolves nowhere yet but the plan renames an
-    import to it (``from old import DDPPlugin`` becomes ``from new import DDPStrategy``).
-    """
-    found = scope.lookup(name)[0]
-    return found is ctx.analysis.root or (found is None and plan.claims.get(name) == qualname)

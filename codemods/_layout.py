@@ -9,11 +9,9 @@ from typing import Any
 
 import libcst as cst
 
-__all__ = ["TODO_PREFIX", "add_lines", "comments", "todo_lines", "uncommented", "with_lines", "without"]
+from ._ids import TODO_PREFIX
 
-#: Every TODO left by ``python -m compat.migrate`` starts with this (greppable) prefix. Defined
-#: here, the package's leaf module, so that the layout helpers can recognise TODO lines too.
-TODO_PREFIX = "# TODO(compat.migrate): "
+__all__ = ["add_lines", "comments", "todo_lines", "uncommented", "with_lines", "without"]
 
 
 def without(items: Sequence[Any], drop: Collection[int]) -> list[Any]:

@@ -32,7 +32,7 @@ import libcst as cst
 from compat import _catalog
 
 from ._edits import Change
-from ._rule import Rule
+from ._ids import Rule
 from ._scopes import dotted as get_full_name_for_node
 
 __all__ = ["DEFAULT_NAMESPACE", "NAMESPACES", "declared_namespace", "finish_lightning"]

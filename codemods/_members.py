@@ -1,7 +1,7 @@
 """Where old member names (methods, properties, hooks, attributes) are used, and on what.
 
 Shared by CM003-CM005 and CM007: one list of sites per file, each with the table entries that
-apply to its receiver (see ``Context.receiver_of``). A receiver is *known* when it is ``self``
+apply to its receiver (see ``Resolver.receiver_of``). A receiver is *known* when it is ``self``
 in a user subclass, ``super()``, an old class or user subclass itself, a name bound to an
 instance of one, a name annotated with one, or a name spelled like an old class (``trainer``,
 ``self.cluster_environment``); entries then come from that class and its bases. A member that
@@ -14,24 +14,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 import libcst as cst
 
 from compat.renames import Rename
 
-from ._context import OTHER, Context
-from ._edits import set_value
 from ._facts import OLD_ONLY_MEMBERS
+from ._resolve import OTHER, Resolver
 from ._scopes import ClassInfo, FunctionInfo, Scope
 
-if TYPE_CHECKING:
-    from ._rule import Rule
-
 __all__ = [
-    "MemberSite", "choose", "defines", "distinctive", "member_sites", "message", "pick",
-    "rename_attribute", "rename_def", "unknown_hint",
+    "MemberSite", "choose", "defines", "distinctive", "find_member_sites", "message", "pick", "unknown_hint",
 ]  # fmt: skip
+
+_R = TypeVar("_R", bound=Resolver)
 
 
 @dataclass(eq=False)
@@ -57,7 +54,7 @@ class MemberSite:
     cls: ClassInfo | None = None
 
 
-def _enclosing_method(ctx: Context, scope: Scope, functions: dict[int, FunctionInfo]) -> FunctionInfo | None:
+def _enclosing_method(ctx: Resolver, scope: Scope, functions: dict[int, FunctionInfo]) -> FunctionInfo | None:
     current: Scope | None = scope
     while current is not None:
         info = functions.get(id(current.node))
@@ -67,11 +64,8 @@ def _enclosing_method(ctx: Context, scope: Scope, functions: dict[int, FunctionI
     return None
 
 
-def member_sites(ctx: Context) -> list[MemberSite]:
-    """Every site of an old member name in the file, computed once per file."""
-    cached = ctx.member_sites
-    if cached is not None:
-        return cached
+def find_member_sites(ctx: Resolver) -> list[MemberSite]:
+    """Every site of an old member name in the file (the engine computes it once per file)."""
     table = ctx.table
     sites: list[MemberSite] = []
     functions = {id(f.body.node): f for f in ctx.analysis.functions}
@@ -117,11 +111,10 @@ def member_sites(ctx: Context) -> list[MemberSite]:
             origin = None
         if origin is not OTHER and (ctx.uses_old_api or (name in OLD_ONLY_MEMBERS and name not in own)):
             sites.append(MemberSite(attribute, kind, scope, list(table.members[name]), False, call, method))
-    ctx.member_sites = sites
     return sites
 
 
-def pick(ctx: Context, entries: list[Rename]) -> Rename | None:
+def pick(ctx: Resolver, entries: list[Rename]) -> Rename | None:
     """The one entry to apply when all candidates agree on the new member, else ``None``."""
     first = entries[0]
     key = (ctx.table.new(first), first.params, first.to_property, ctx.table.auto(first))
@@ -129,7 +122,7 @@ def pick(ctx: Context, entries: list[Rename]) -> Rename | None:
     return first if same else None
 
 
-def choose(ctx: Context, site: MemberSite, owns: Callable[[Context, Rename], bool]) -> Rename | None:
+def choose(ctx: _R, site: MemberSite, owns: Callable[[_R, Rename], bool]) -> Rename | None:
     """The entry a rule applies at ``site``, if any.
 
     With a known receiver every applicable entry must agree (else it is ambiguous); with an
@@ -141,7 +134,7 @@ def choose(ctx: Context, site: MemberSite, owns: Callable[[Context, Rename], boo
     return entry if entry is not None and owns(ctx, entry) else None
 
 
-def unknown_hint(ctx: Context, entry: Rename) -> str:
+def unknown_hint(ctx: Resolver, entry: Rename) -> str:
     """The TODO text for an old member name used on a receiver of unknown class."""
     owner = entry.old.rpartition(".")[2]
     new = ctx.table.new(entry)
@@ -152,7 +145,7 @@ def unknown_hint(ctx: Context, entry: Rename) -> str:
     return f"if this is a {owner}: {entry.hint or f'`.{name}` was removed'}"
 
 
-def message(ctx: Context, entry: Rename, note: bool = False) -> str:
+def message(ctx: Resolver, entry: Rename, note: bool = False) -> str:
     """``DDPPlugin.init_ddp_connection -> setup_distributed``, with the table's note if asked."""
     text = f"{entry.old_name} -> {ctx.table.new(entry)}"
     return f"{text} ({entry.hint})" if note and entry.hint else text
@@ -161,31 +154,6 @@ def message(ctx: Context, entry: Rename, note: bool = False) -> str:
 def defines(info: ClassInfo | None, name: str) -> bool:
     """Whether the class body defines ``name`` (a def or an assignment)."""
     return info is not None and name in info.body.bindings
-
-
-def rename_attribute(ctx: Context, site: MemberSite, new: str, rule: Rule, entry: Rename) -> None:
-    """``receiver.old`` -> ``receiver.new``."""
-    assert isinstance(site.node, cst.Attribute)
-    ctx.edits.replace(site.node.attr, set_value(new), rule, message(ctx, entry), site.node, entry)
-    ctx.answered.add(id(site.node))
-
-
-def rename_def(ctx: Context, site: MemberSite, new: str, rule: Rule, entry: Rename) -> bool:
-    """``def old(...)`` -> ``def new(...)``; a TODO instead when the class already has ``new``."""
-    assert isinstance(site.node, cst.FunctionDef)
-    ctx.answered.add(id(site.node))
-    if new != site.node.name.value and defines(site.cls, new):
-        hint = f"both `{site.node.name.value}` and `{new}` are defined: merge the old override into `{new}`"
-        ctx.edits.todo(site.node.name, rule, hint, entry)
-        return False
-    ctx.edits.replace(
-        site.node.name,
-        set_value(new),
-        rule,
-        message(ctx, entry, note=True),
-        entry=entry,
-    )
-    return True
 
 
 def distinctive(name: str) -> bool:

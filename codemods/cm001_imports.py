@@ -9,8 +9,9 @@ import libcst as cst
 
 from ._cm001_import_edits import Action, alias_text, fix_line, in_place, rewrite
 from ._context import Context
-from ._imports import ModuleMove, import_plan
-from ._rule import Rule, RuleCommand
+from ._ids import Rule
+from ._imports import ModuleMove
+from ._rule import RuleCommand, Site
 
 __all__ = ["RewriteImportsCommand"]
 
@@ -44,11 +45,12 @@ class RewriteImportsCommand(RuleCommand):
     """
 
     RULE = Rule.CM001
+    NEEDS = (Site.IMPORTS,)
     REQUIRES = (Rule.CM002,)
     RUNS_AFTER = (Rule.CM002, Rule.CM009)
 
     def run(self, ctx: Context) -> None:
-        plan = import_plan(ctx)
+        plan = ctx.import_plan
         unused = self._made_unused(ctx, plan.consumed)
         requests: dict[int, list[tuple[str, str]]] = {}
         for request in plan.requests:

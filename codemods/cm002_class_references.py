@@ -10,8 +10,9 @@ from compat.renames import Rename
 
 from ._context import Context
 from ._edits import set_value
-from ._imports import ImportRequest, import_plan, name_free, reaches_module_name
-from ._rule import Rule, RuleCommand
+from ._ids import Rule
+from ._imports import ImportRequest
+from ._rule import RuleCommand, Site
 from ._scopes import Scope, dotted
 from ._table import split_qualname
 
@@ -45,10 +46,11 @@ class RenameClassReferencesCommand(RuleCommand):
     """
 
     RULE = Rule.CM002
+    NEEDS = (Site.IMPORTS,)
     REQUIRES = (Rule.CM001,)
 
     def run(self, ctx: Context) -> None:
-        plan = import_plan(ctx)
+        plan = ctx.import_plan
         for name, scope in ctx.analysis.names:
             bound = ctx.bindings(name, scope)
             decisions = [plan.by_binding.get(id(b)) for b in bound]
@@ -85,16 +87,16 @@ class RenameClassReferencesCommand(RuleCommand):
         new_qualname = ctx.table.new(entry)
         assert new_qualname is not None
         new = split_qualname(new_qualname)
-        plan = import_plan(ctx)
+        plan = ctx.import_plan
         name = plan.module_names.get(new_qualname)
-        if name is not None and not reaches_module_name(ctx, plan, scope, name, new_qualname):
+        if name is not None and not plan.reaches_module_name(scope, name, new_qualname):
             name = None
         root = attribute.value
         while isinstance(root, cst.Attribute):
             root = root.value
         assert isinstance(root, cst.Name)
         if name is None:
-            if not name_free(ctx, new.name, new_qualname):
+            if not ctx.import_plan.name_free(new.name, new_qualname):
                 old = dotted(attribute)
                 hint = f"`{new.name}` is already bound here; replace `{old}` by `{new_qualname}` by hand"
                 ctx.edits.todo(attribute, self.RULE, hint, entry)
@@ -118,7 +120,7 @@ class RenameClassReferencesCommand(RuleCommand):
         if not isinstance(value, str) or not value.isidentifier():
             return
         bound = scope.lookup(value)[1]
-        decisions = [import_plan(ctx).by_binding.get(id(b)) for b in bound]
+        decisions = [ctx.import_plan.by_binding.get(id(b)) for b in bound]
         if bound and all(d is not None and d.rename for d in decisions):
             decision = decisions[0]
             assert decision is not None

@@ -5,15 +5,10 @@ from __future__ import annotations
 from compat.renames import Kind, Rename
 
 from ._context import Context
-from ._members import (
-    choose,
-    distinctive,
-    member_sites,
-    rename_attribute,
-    rename_def,
-    unknown_hint,
-)
-from ._rule import Rule, RuleCommand
+from ._ids import Rule
+from ._member_edits import rename_attribute, rename_def
+from ._members import choose, distinctive, unknown_hint
+from ._rule import RuleCommand, Site
 
 __all__ = ["RenameOverriddenMembersCommand"]
 
@@ -46,6 +41,7 @@ class RenameOverriddenMembersCommand(RuleCommand):
     """
 
     RULE = Rule.CM003
+    NEEDS = (Site.MEMBERS,)
 
     @staticmethod
     def owns(ctx: Context, entry: Rename) -> bool:
@@ -61,7 +57,7 @@ class RenameOverriddenMembersCommand(RuleCommand):
         )
 
     def run(self, ctx: Context) -> None:
-        for site in member_sites(ctx):
+        for site in ctx.member_sites:
             entry = choose(ctx, site, self.owns)
             if entry is None:
                 continue

@@ -20,16 +20,16 @@ from ._cm004_signature_edits import (
 from ._context import Context
 from ._edits import set_value
 from ._facts import super_required
+from ._ids import Rule
+from ._member_edits import rename_def
 from ._members import (
     MemberSite,
     choose,
     distinctive,
-    member_sites,
     message,
-    rename_def,
     unknown_hint,
 )
-from ._rule import Rule, RuleCommand
+from ._rule import RuleCommand, Site
 from ._scopes import dotted
 
 __all__ = ["ChangeMemberSignaturesCommand"]
@@ -77,6 +77,7 @@ class ChangeMemberSignaturesCommand(RuleCommand):
     """
 
     RULE = Rule.CM004
+    NEEDS = (Site.MEMBERS,)
 
     @staticmethod
     def owns(ctx: Context, entry: Rename) -> bool:
@@ -85,7 +86,7 @@ class ChangeMemberSignaturesCommand(RuleCommand):
 
     def run(self, ctx: Context) -> None:
         uses: dict[int, list[cst.Name]] | None = None
-        for site in member_sites(ctx):
+        for site in ctx.member_sites:
             entry = choose(ctx, site, self.owns)
             if entry is None:
                 continue
@@ -129,7 +130,7 @@ class ChangeMemberSignaturesCommand(RuleCommand):
         reason = super_required(new)
         if reason and not any(
             s.kind == "super" and s.function is site.function and s.node.attr.value == entry.member  # type: ignore[union-attr]
-            for s in member_sites(ctx)
+            for s in ctx.member_sites
         ):
             ctx.edits.todo(node.name, self.RULE, reason, entry)
         if entry.to_property and not any(dotted(d.decorator) == "property" for d in node.decorators):

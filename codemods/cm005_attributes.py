@@ -5,8 +5,10 @@ from __future__ import annotations
 from compat.renames import Kind, Rename
 
 from ._context import Context
-from ._members import choose, member_sites, rename_attribute, rename_def, unknown_hint
-from ._rule import Rule, RuleCommand
+from ._ids import Rule
+from ._member_edits import rename_attribute, rename_def
+from ._members import choose, unknown_hint
+from ._rule import RuleCommand, Site
 
 __all__ = ["RenameAttributesCommand"]
 
@@ -32,6 +34,7 @@ class RenameAttributesCommand(RuleCommand):
     """
 
     RULE = Rule.CM005
+    NEEDS = (Site.MEMBERS,)
 
     @staticmethod
     def owns(ctx: Context, entry: Rename) -> bool:
@@ -40,7 +43,7 @@ class RenameAttributesCommand(RuleCommand):
         return entry.kind is Kind.ATTRIBUTE and ctx.table.auto(entry) and new is not None and new != entry.member
 
     def run(self, ctx: Context) -> None:
-        for site in member_sites(ctx):
+        for site in ctx.member_sites:
             entry = choose(ctx, site, self.owns)
             if entry is None:
                 continue

@@ -9,7 +9,7 @@ import libcst as cst
 
 from compat.renames import Kind, Rename
 
-from ._calls import ArgInfo, CallSite, call_sites, literal
+from ._calls import ArgInfo, CallSite, literal
 from ._cm006_argument_edits import (
     ArgOp,
     apply_ops,
@@ -22,8 +22,9 @@ from ._cm006_argument_edits import (
 )
 from ._cm006_launch import keep_launch
 from ._context import Context
+from ._ids import Rule
 from ._layout import comments
-from ._rule import Rule, RuleCommand
+from ._rule import RuleCommand, Site
 
 __all__ = ["RewriteTrainerArgumentsCommand"]
 
@@ -61,9 +62,10 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
     """  # noqa: E501 -- the docstring's Before:: example is the rule's documentation, kept on one line
 
     RULE = Rule.CM006
+    NEEDS = (Site.CALLS,)
 
     def run(self, ctx: Context) -> None:
-        for site in call_sites(ctx):
+        for site in ctx.call_sites:
             self._site(ctx, site)
 
     def _site(self, ctx: Context, site: CallSite) -> None:

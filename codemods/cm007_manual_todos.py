@@ -6,11 +6,11 @@ import libcst as cst
 
 from compat.renames import Kind, Rename
 
-from ._calls import call_sites
 from ._context import Context
 from ._facts import new_signature, trainer
-from ._members import MemberSite, choose, distinctive, member_sites, unknown_hint
-from ._rule import Rule, RuleCommand
+from ._ids import Rule
+from ._members import MemberSite, choose, distinctive, unknown_hint
+from ._rule import RuleCommand, Site
 from ._scopes import Scope, dotted
 
 __all__ = ["MarkManualMigrationsCommand"]
@@ -59,6 +59,7 @@ class MarkManualMigrationsCommand(RuleCommand):
     """
 
     RULE = Rule.CM007
+    NEEDS = (Site.MEMBERS, Site.CALLS)
     RUNS_AFTER = (Rule.CM002, Rule.CM003, Rule.CM004, Rule.CM005, Rule.CM006)
 
     def run(self, ctx: Context) -> None:
@@ -118,7 +119,7 @@ class MarkManualMigrationsCommand(RuleCommand):
         return None
 
     def _members(self, ctx: Context) -> None:
-        for site in member_sites(ctx):
+        for site in ctx.member_sites:
             if id(site.node) in ctx.answered:
                 continue
             if not site.known and any(ctx.table.auto(e) for e in site.entries):
@@ -142,7 +143,7 @@ class MarkManualMigrationsCommand(RuleCommand):
             ctx.edits.todo(target, self.RULE, _hint(entry), entry)
 
     def _arguments(self, ctx: Context) -> None:
-        sites = call_sites(ctx)
+        sites = ctx.call_sites
         for site in sites:
             for info in site.args:
                 if id(info.arg) in ctx.answered:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ._calls import CallSite, call_sites
+from ._calls import CallSite
 from ._context import Context
 from ._facts import (
     NewSignature,
@@ -13,7 +13,8 @@ from ._facts import (
     removed_classmethod,
     trainer,
 )
-from ._rule import Rule, RuleCommand
+from ._ids import Rule
+from ._rule import RuleCommand, Site
 
 __all__ = ["CheckNewSignaturesCommand"]
 
@@ -51,6 +52,7 @@ class CheckNewSignaturesCommand(RuleCommand):
     """
 
     RULE = Rule.CM008
+    NEEDS = (Site.CALLS,)
     RUNS_AFTER = (Rule.CM006,)
 
     def run(self, ctx: Context) -> None:
@@ -60,7 +62,7 @@ class CheckNewSignaturesCommand(RuleCommand):
                 ctx.edits.todo(attribute, self.RULE, reason)
         driver = trainer(self.target)
         driver_signature = new_signature(driver)
-        for site in call_sites(ctx):
+        for site in ctx.call_sites:
             entry = ctx.table.object(site.origin)
             new = ctx.table.new(entry) if entry is not None and ctx.table.auto(entry) else None
             signature = new_signature(new) if new and site.direct else None

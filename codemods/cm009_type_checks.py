@@ -11,8 +11,8 @@ from compat.renames import Rename
 
 from ._context import Context
 from ._facts import new_hierarchy_known, new_is_subclass, subclassed_by_libraries
-from ._imports import bind_new
-from ._rule import Rule, RuleCommand
+from ._ids import Rule
+from ._rule import RuleCommand, Site
 from ._scopes import Scope, dotted
 
 __all__ = ["KeepTypeChecksCommand"]
@@ -58,6 +58,7 @@ class KeepTypeChecksCommand(RuleCommand):
     """
 
     RULE = Rule.CM009
+    NEEDS = (Site.IMPORTS,)
     REQUIRES = (Rule.CM001, Rule.CM002)
 
     def run(self, ctx: Context) -> None:
@@ -106,8 +107,8 @@ class KeepTypeChecksCommand(RuleCommand):
             root = root.value
         bound = ctx.bindings(root, scope) if isinstance(root, cst.Name) else []
         statements = [b.stmt for b in bound if isinstance(b.stmt, (cst.Import, cst.ImportFrom))]
-        excluded = [bind_new(ctx, qualname, scope, statements) for _, qualname in extra]
-        included = [bind_new(ctx, qualname, scope, statements) for _, qualname in missing]
+        excluded = [ctx.import_plan.bind_new(qualname, scope, statements) for _, qualname in extra]
+        included = [ctx.import_plan.bind_new(qualname, scope, statements) for _, qualname in missing]
         if any(n is None for n in (*excluded, *included)):
             taken = "`, `".join(q for _, q in (*extra, *missing))
             ctx.edits.todo(call, self.RULE, f"also check `{taken}` here (a name is taken in this file)", entry)

@@ -11,7 +11,8 @@ from compat.renames import Rename
 from ._context import Context
 from ._edits import set_value
 from ._facts import new_signature, trainer
-from ._rule import Rule, RuleCommand
+from ._ids import Rule
+from ._rule import RuleCommand
 from ._scopes import ClassInfo
 
 __all__ = ["RewriteDottedPathsCommand"]

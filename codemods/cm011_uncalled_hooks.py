@@ -7,7 +7,8 @@ import libcst as cst
 from ._context import Context
 from ._epoch_end import EPOCH_END_HOOKS, plan_epoch_end
 from ._facts import uncalled_hook
-from ._rule import Rule, RuleCommand
+from ._ids import Rule
+from ._rule import RuleCommand
 
 __all__ = ["MarkUncalledHooksCommand"]
 

@@ -8,8 +8,9 @@ from compat.renames import Kind, Rename
 
 from ._context import Context
 from ._facts import HOLD_TRAINER, OLD_TRAINER, attribute_types, missing_member, removed_classmethod
-from ._members import choose, member_sites
-from ._rule import Rule, RuleCommand
+from ._ids import Rule
+from ._members import choose
+from ._rule import RuleCommand, Site
 from ._scopes import Scope
 from .cm005_attributes import RenameAttributesCommand
 
@@ -50,11 +51,12 @@ class CheckRenamedMembersCommand(RuleCommand):
     """
 
     RULE = Rule.CM012
+    NEEDS = (Site.MEMBERS,)
     RUNS_AFTER = (Rule.CM002, Rule.CM005)
 
     def run(self, ctx: Context) -> None:
         renamed: dict[int, Rename] = {}  # attributes CM005 renames (known receivers, loads)
-        for site in member_sites(ctx):
+        for site in ctx.member_sites:
             if site.known and site.kind == "use" and isinstance(site.node, cst.Attribute):
                 entry = choose(ctx, site, RenameAttributesCommand.owns)
                 if entry is not None:

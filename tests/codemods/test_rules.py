@@ -32,7 +32,7 @@ import pytest
 from libcst.codemod import CodemodContext
 
 import codemods
-from codemods import _api, _rule
+from codemods import _api, _engine
 from compat.renames import RENAMES, Kind, Rename
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
@@ -56,7 +56,7 @@ def _select(path: pathlib.Path) -> list[str] | None:
 def _run(path: pathlib.Path, target: str) -> _Run:
     source = path.read_text()
     rules = _api.select_rules(_select(path))
-    module, code, changes, used = _rule.run_rules(cst.parse_module(source), rules, target=target, source=source)
+    module, code, changes, used = _engine.run_rules(cst.parse_module(source), rules, target=target, source=source)
     assert code == module.code, "the spliced code differs from the new module's code"
     return _Run(code, tuple(changes), frozenset(used))
 
@@ -144,7 +144,7 @@ def _cross_file(target: str) -> tuple[dict[str, str], dict[str, str], frozenset[
     for module, (_, source) in files.items():
         rules = _api.select_rules()
         tree = cst.parse_module(source)
-        _, code, _, exercised = _rule.run_rules(
+        _, code, _, exercised = _engine.run_rules(
             tree, rules, module=module, target=target, user_classes=user_classes, source=source
         )
         assert code is not None
