@@ -11,6 +11,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, for type checkers (``X as X`` marks a re-export)
+    from compat.renames import TARGETS as TARGETS
+
     from ._api import RULES as RULES
     from ._api import Result as Result
     from ._api import as_codemod as as_codemod
@@ -19,12 +21,10 @@ if TYPE_CHECKING:  # the same names, for type checkers (``X as X`` marks a re-ex
     from ._classes import class_bases as class_bases
     from ._classes import resolve_user_classes as resolve_user_classes
     from ._edits import Change as Change
-    from ._lightning import NAMESPACES as NAMESPACES
-    from ._lightning import declared_namespace as declared_namespace
-    from compat.renames import TARGETS as TARGETS
-
     from ._ids import TODO_PREFIX as TODO_PREFIX
     from ._ids import Rule as Rule
+    from ._lightning import NAMESPACES as NAMESPACES
+    from ._lightning import declared_namespace as declared_namespace
 
 #: public name -> the private module that defines it
 _HOMES = {
