@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -250,3 +251,49 @@ def test_a_whole_float_limit_is_that_many_batches_as_in_lightning():
     trainer = Trainer(accelerator="cpu", limit_train_batches=3.0, val_check_interval=2.0, logger=False)
     assert trainer.limits["train"] == 3 and isinstance(trainer.limits["train"], int)
     assert trainer.val_check_interval == 2 and isinstance(trainer.val_check_interval, int)
+
+
+# -- 7: a torchrun elastic restart resumes from the last checkpoint -----------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.extras  # torchrun, 2 ranks, 2 attempts: about a minute on 2 busy cores
+def test_a_torchrun_restart_resumes_from_the_last_checkpoint(tmp_path):
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--max-restarts", "1", "--nproc-per-node", "2"]
+    address = ["--master-addr", "127.0.0.1", "--master-port", str(_free_port())]
+    result = run_script([*torchrun, *address, str(FAULT_RUN), "elastic", str(tmp_path)], timeout=300)
+    assert result.returncode == 0, result.stderr[-5000:]
+    assert "rank 1 fails once" in result.stderr, "the first attempt did not fail"
+    assert not list(tmp_path.glob("attempt0-*.json")), "the first attempt finished"
+    for rank in (0, 1):
+        report = json.loads((tmp_path / f"attempt1-rank{rank}.json").read_text())
+        # The last checkpoint before the failure at step 3 is step 2's; the run goes on to max_steps=6.
+        assert report == {"start": 2, "end": 6}, (rank, report)
+
+
+def test_ckpt_path_last_without_a_checkpoint_starts_from_scratch_with_a_warning(tmp_path):
+    from strategies import ModelCheckpoint
+
+    def trainer():
+        return Trainer(
+            accelerator="cpu",
+            max_steps=2,
+            logger=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            callbacks=[ModelCheckpoint(dirpath=tmp_path, save_last=True)],
+        )
+
+    first = trainer()
+    with pytest.warns(UserWarning, match=r'ckpt_path="last"\)` is set, but there is no last checkpoint'):
+        first.fit(Tiny(), loader(), ckpt_path="last")
+    assert first.global_step == 2 and (tmp_path / "last.ckpt").exists()
+    second = trainer()
+    second.max_steps = 3  # a new run of the script: it finds last.ckpt and goes on from step 2
+    second.fit(Tiny(), loader(), ckpt_path="last")
+    assert second.global_step == 3
