@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os
+import warnings
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from strategies.trainer import Trainer
@@ -62,3 +64,33 @@ def _restore_training_state(trainer: Trainer, checkpoint: dict[str, Any]) -> Non
     state.epoch = checkpoint.get("epoch", 0)
     state.step_in_epoch = checkpoint.get("step_in_epoch", 0)
     state.global_step = checkpoint.get("global_step", 0)
+
+
+def resolve_last(trainer: Trainer, stage: str) -> str | None:
+    """``ckpt_path="last"`` as in Lightning 2.6: the newest last checkpoint of the ``ModelCheckpoint`` callbacks.
+
+    Rank 0 looks (``<dirpath>/last*.ckpt``, and the last one a callback wrote in this process) and every
+    rank gets its answer. None, with a warning, when there is none yet: so ``fit(ckpt_path="last")`` can
+    stay in a script that torchrun restarts (``--max-restarts``), starting from scratch the first time
+    and resuming from the last checkpoint after a failure.
+    """
+    from strategies.model_checkpoint import ModelCheckpoint
+
+    found: str | None = None
+    if trainer.is_global_zero:
+        candidates: set[str] = set()
+        for callback in trainer.callbacks:
+            if isinstance(callback, ModelCheckpoint):
+                candidates |= callback._find_last_checkpoints(trainer)
+        if candidates:
+            found = max(candidates, key=os.path.getmtime)
+    found = cast("str | None", trainer.strategy.broadcast(found))
+    if found is None:
+        warnings.warn(
+            f'`.{stage}(ckpt_path="last")` is set, but there is no last checkpoint available. No checkpoint will be '
+            "loaded. HINT: Set `ModelCheckpoint(..., save_last=True)` (with a fixed `dirpath`, so that a restarted "
+            "run looks in the same folder).",
+            UserWarning,
+            stacklevel=2,
+        )
+    return found

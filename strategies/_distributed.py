@@ -111,6 +111,7 @@ class Rendezvous:
         self._joined: dict[tuple[str, int], int] = {}  # the last round joined on each (address, port)
         self._keep: set[int] = set()  # served ports that outlive close() (started children meet there)
         self._owned = False
+        self._torchrun_groups = 0  # groups made under torchrun's agent store by this process
         self._group_store: dist.Store | None = None  # the store of the group made here (its round's prefix)
 
     # -- the socket and the store ----------------------------------------------------------------
@@ -184,10 +185,7 @@ class Rendezvous:
         if check_existing_group(backend, world_size):
             return False
         if isinstance(environment, TorchElasticEnvironment):
-            # torchrun set every variable env:// reads, and its agent serves the store.
-            dist.init_process_group(backend, rank=global_rank, world_size=world_size, timeout=timeout)
-            self._owned = True
-            self._group_store = dist.PrefixStore("strategies/", dist.distributed_c10d._get_default_store())
+            self._init_under_torchrun(backend, global_rank, world_size, timeout)
             return True
         address, port = environment.main_address, environment.main_port
         if isinstance(environment, LocalEnvironment):
@@ -220,6 +218,29 @@ class Rendezvous:
         self._owned = True
         self._group_store = prefixed
         return True
+
+    def _init_under_torchrun(
+        self, backend: str, global_rank: int, world_size: int, timeout: datetime.timedelta
+    ) -> None:
+        """torchrun set every variable env:// reads. Where its agent serves the store, meet there under
+        a prefix of our own per restart attempt and per group of this process: torchrun's static
+        rendezvous (``--master-addr/--master-port``) keeps one agent store across ``--max-restarts``,
+        so a restarted rank would read the previous attempt's (dead) gloo addresses from it and fail
+        with "connectFullMesh ... Connection refused"."""
+        if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True":
+            dist.init_process_group(backend, rank=global_rank, world_size=world_size, timeout=timeout)
+            self._owned = True
+            self._group_store = dist.PrefixStore("strategies/", dist.distributed_c10d._get_default_store())
+            return
+        self._torchrun_groups += 1
+        attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+        agent = dist.TCPStore(
+            os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world_size, False, timeout=timeout
+        )
+        store = dist.PrefixStore(f"strategies/attempt_{attempt}/group_{self._torchrun_groups}/", agent)
+        dist.init_process_group(backend, store=store, rank=global_rank, world_size=world_size, timeout=timeout)
+        self._owned = True
+        self._group_store = store
 
     def group_store(self) -> dist.Store | None:
         """The store of the default group made here (keys under its round's prefix), or None."""

@@ -238,6 +238,15 @@ class ModelCheckpoint(Callback):
         name += self.FILE_EXTENSION
         return os.path.join(self.dirpath, name) if self.dirpath else name
 
+    def _find_last_checkpoints(self, trainer: Trainer) -> set[str]:
+        """The ``last*.ckpt`` files (or sharded directories) in this callback's folder, and the last one it wrote."""
+        found = {self.last_model_path} if self.last_model_path else set()
+        folder = Path(self._resolve_dirpath(trainer))
+        if folder.is_dir():
+            pattern = re.compile(rf"^{re.escape(self.CHECKPOINT_NAME_LAST)}(-v\d+)?{re.escape(self.FILE_EXTENSION)}$")
+            found |= {os.path.normpath(p) for p in folder.iterdir() if pattern.match(p.name)}
+        return {p for p in found if os.path.exists(p)}
+
     def _resolve_dirpath(self, trainer: Trainer) -> str:
         if self.dirpath is not None:
             return self.dirpath

@@ -9,7 +9,7 @@ from typing import Any, cast
 import torch
 
 from strategies import _arguments, _preflight
-from strategies._checkpoint import dump_checkpoint, restore_checkpoint
+from strategies._checkpoint import dump_checkpoint, resolve_last, restore_checkpoint
 from strategies._connector import resolve_strategy
 from strategies._evaluation import run_evaluation
 from strategies._fit_loop import FitLoop, _limit
@@ -263,7 +263,8 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         datamodule: DataModule | None = None,
         ckpt_path: str | os.PathLike[str] | None = None,
     ) -> None:
-        """Train ``model``; resume from ``ckpt_path`` when given."""
+        """Train ``model``; resume from ``ckpt_path`` when given (a path, or ``"last"``: the newest last
+        checkpoint of the ``ModelCheckpoint`` callbacks, none the first time; see docs/strategies.md)."""
         _require_step(model, "training_step", "fit")
         self._launch("fit", model, {"train": train_dataloaders, "val": val_dataloaders}, datamodule, ckpt_path)
 
@@ -314,7 +315,8 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
     ) -> Any:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"`Trainer.{stage}` needs a `TrainModule` (an nn.Module); got `{type(model).__name__}`.")
-        _preflight.check_checkpoint(ckpt_path, model)
+        if ckpt_path != "last":  # "last" is looked up once the ranks can agree on it (in `_run`)
+            _preflight.check_checkpoint(ckpt_path, model)
         if isinstance(self.strategy, ParallelStrategy):
             self.strategy.check_process_group()
         launcher = self.strategy.launcher
@@ -341,6 +343,9 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
             self._record("strategy.setup")
             strategy.setup(self)
             self._setup_optimizers()
+            if ckpt_path == "last":
+                ckpt_path = resolve_last(self, stage)
+                _preflight.check_checkpoint(ckpt_path, model)
             if ckpt_path is not None:
                 restore_checkpoint(self, ckpt_path)
             self._on_fit_start()

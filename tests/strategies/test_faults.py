@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -22,14 +23,14 @@ FAULT_RUN = SCRIPTS / "fault_run.py"
 
 
 def test_fit_in_a_thread_keeps_the_children_alive_after_the_thread_ends(tmp_path):
-    result = run_script([sys.executable, str(FAULT_RUN), "thread-fit", str(tmp_path)], timeout=120)
+    result = run_script([sys.executable, str(FAULT_RUN), "thread-fit", str(tmp_path)], timeout=300)
     assert result.returncode == 0, result.stderr
     assert "failed" not in result.stderr
     assert (tmp_path / "after0").read_text() == "done"
     assert (tmp_path / "after1").read_text() == "done", "rank 1 died when the thread that called fit ended"
 
 
-def _wait_for(path, proc, timeout=90.0):
+def _wait_for(path, proc, timeout=240.0):
     deadline = time.monotonic() + timeout
     while not path.exists():
         assert proc.poll() is None, f"the job ended before {path.name} appeared: {proc.returncode}"
@@ -83,7 +84,7 @@ def _leftovers(directory):
 
 
 def test_disk_full_during_save_removes_the_partial_file_and_names_the_cause(tmp_path):
-    result = run_script([sys.executable, str(FAULT_RUN), "disk-full", str(tmp_path)], timeout=60)
+    result = run_script([sys.executable, str(FAULT_RUN), "disk-full", str(tmp_path)], timeout=180)
     assert result.returncode == 0, result.stderr
     raised = json.loads(result.stdout.strip().splitlines()[-1])
     assert raised["type"] == "OSError" and raised["errno"] == errno.EFBIG, raised
@@ -104,7 +105,7 @@ def test_a_save_killed_mid_write_leaves_a_temporary_that_the_next_save_removes(t
         stderr=subprocess.PIPE,
     )
     try:
-        _wait_for(tmp_path / "blocked", proc, timeout=60)
+        _wait_for(tmp_path / "blocked", proc, timeout=180)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
@@ -131,7 +132,7 @@ class _StepAtStart(Callback):
 
 
 def test_a_kill_during_the_sharded_checkpoint_swap_leaves_a_checkpoint_that_loads(tmp_path):
-    result = run_script([sys.executable, str(FAULT_RUN), "fsdp-kill-swap", str(tmp_path)], timeout=90)
+    result = run_script([sys.executable, str(FAULT_RUN), "fsdp-kill-swap", str(tmp_path)], timeout=300)
     assert result.returncode == -signal.SIGKILL, (result.returncode, result.stderr[-3000:])
     assert (tmp_path / "saved-step").read_text() == "2"
     seen = _StepAtStart()
@@ -161,7 +162,9 @@ def test_a_kill_during_the_sharded_checkpoint_swap_leaves_a_checkpoint_that_load
 
 
 def test_a_leftover_local_rank_fails_at_once_naming_the_variables(tmp_path):
-    result = run_script([sys.executable, str(FAULT_RUN), "ddp-fit", str(tmp_path)], env={"LOCAL_RANK": "1"}, timeout=60)
+    result = run_script(
+        [sys.executable, str(FAULT_RUN), "ddp-fit", str(tmp_path)], env={"LOCAL_RANK": "1"}, timeout=180
+    )
     assert result.returncode == 1, result.stderr
     assert "LOCAL_RANK=1" in result.stderr
     assert "missing: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RUN_ID" in result.stderr
@@ -250,3 +253,49 @@ def test_a_whole_float_limit_is_that_many_batches_as_in_lightning():
     trainer = Trainer(accelerator="cpu", limit_train_batches=3.0, val_check_interval=2.0, logger=False)
     assert trainer.limits["train"] == 3 and isinstance(trainer.limits["train"], int)
     assert trainer.val_check_interval == 2 and isinstance(trainer.val_check_interval, int)
+
+
+# -- 7: a torchrun elastic restart resumes from the last checkpoint -----------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.extras  # torchrun, 2 ranks, 2 attempts: about a minute on 2 busy cores
+def test_a_torchrun_restart_resumes_from_the_last_checkpoint(tmp_path):
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--max-restarts", "1", "--nproc-per-node", "2"]
+    address = ["--master-addr", "127.0.0.1", "--master-port", str(_free_port())]
+    result = run_script([*torchrun, *address, str(FAULT_RUN), "elastic", str(tmp_path)], timeout=480)
+    assert result.returncode == 0, result.stderr[-5000:]
+    assert "rank 1 fails once" in result.stderr, "the first attempt did not fail"
+    assert not list(tmp_path.glob("attempt0-*.json")), "the first attempt finished"
+    for rank in (0, 1):
+        report = json.loads((tmp_path / f"attempt1-rank{rank}.json").read_text())
+        # The last checkpoint before the failure at step 3 is step 2's; the run goes on to max_steps=6.
+        assert report == {"start": 2, "end": 6}, (rank, report)
+
+
+def test_ckpt_path_last_without_a_checkpoint_starts_from_scratch_with_a_warning(tmp_path):
+    from strategies import ModelCheckpoint
+
+    def trainer():
+        return Trainer(
+            accelerator="cpu",
+            max_steps=2,
+            logger=False,
+            enable_progress_bar=False,
+            enable_model_summary=False,
+            callbacks=[ModelCheckpoint(dirpath=tmp_path, save_last=True)],
+        )
+
+    first = trainer()
+    with pytest.warns(UserWarning, match=r'ckpt_path="last"\)` is set, but there is no last checkpoint'):
+        first.fit(Tiny(), loader(), ckpt_path="last")
+    assert first.global_step == 2 and (tmp_path / "last.ckpt").exists()
+    second = trainer()
+    second.max_steps = 3  # a new run of the script: it finds last.ckpt and goes on from step 2
+    second.fit(Tiny(), loader(), ckpt_path="last")
+    assert second.global_step == 3

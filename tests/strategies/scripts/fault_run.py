@@ -14,7 +14,9 @@
   SIGKILL it mid-write);
 * ``fsdp-kill-swap``: a 1-rank FSDP run that saves the sharded ``OUT/ckpt`` at step 2, trains on
   to step 4 and saves it again, SIGKILLing itself just before the new checkpoint is renamed into
-  place.
+  place;
+* ``elastic`` (under ``torchrun --max-restarts 1 --nproc-per-node 2``): rank 1 fails once; each
+  attempt resumes with ``fit(ckpt_path="last")``.
 """
 
 from __future__ import annotations
@@ -163,6 +165,43 @@ def fsdp_kill_swap(out: Path) -> None:
     raise AssertionError("not killed")
 
 
+def elastic(out: Path) -> None:
+    """Under ``torchrun --max-restarts 1``: rank 1 fails at step 3 on the first attempt only; every attempt
+    calls ``fit(ckpt_path="last")`` and writes ``OUT/attempt<A>-rank<R>.json`` (first and last step)."""
+    import json
+
+    from strategies import Callback, ModelCheckpoint
+
+    attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+
+    class FailsOnce(Tiny):
+        def training_step(self, batch, batch_idx):
+            if attempt == 0 and self.trainer.global_rank == 1 and self.trainer.global_step == 3:
+                raise RuntimeError("rank 1 fails once")
+            return super().training_step(batch, batch_idx)
+
+    class Start(Callback):
+        step = -1
+
+        def on_train_start(self, trainer, module):
+            self.step = trainer.global_step
+
+    start = Start()
+    trainer = Trainer(
+        strategy="ddp",
+        accelerator="cpu",
+        devices=2,
+        max_steps=6,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        callbacks=[start, ModelCheckpoint(dirpath=out / "ckpts", save_last=True, every_n_train_steps=2)],
+    )
+    trainer.fit(FailsOnce(), loader(), ckpt_path="last")
+    report = {"start": start.step, "end": trainer.global_step}
+    (out / f"attempt{attempt}-rank{trainer.global_rank}.json").write_text(json.dumps(report))
+
+
 if __name__ == "__main__":
     mode, out = sys.argv[1], Path(sys.argv[2])
     if mode == "thread-fit":
@@ -173,4 +212,10 @@ if __name__ == "__main__":
     elif mode == "thread-fit-wait":
         thread_fit(out, wait=True)
     else:
-        {"disk-full": disk_full, "save-blocked": save_blocked, "fsdp-kill-swap": fsdp_kill_swap}[mode](out)
+        modes = {
+            "disk-full": disk_full,
+            "save-blocked": save_blocked,
+            "fsdp-kill-swap": fsdp_kill_swap,
+            "elastic": elastic,
+        }
+        modes[mode](out)
