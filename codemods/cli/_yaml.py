@@ -178,9 +178,16 @@ def _first_line(err: Exception) -> str:
     return " ".join(str(err).split())[:160]
 
 
-def _load(text: str) -> list[Any]:
-    from ruamel.yaml import YAML
+def _ruamel() -> Any:
+    try:
+        from ruamel.yaml import YAML
+    except ImportError as err:  # a core dependency: only a broken install gets here
+        raise Unprocessable("YAML configs need ruamel.yaml, which is not installed: pip install ruamel.yaml") from err
+    return YAML
 
+
+def _load(text: str) -> list[Any]:
+    YAML = _ruamel()  # noqa: N806 - the class
     try:
         return list(YAML(typ="safe", pure=True).load_all(text))
     except Exception as err:  # noqa: BLE001 - ruamel raises many kinds
@@ -188,8 +195,7 @@ def _load(text: str) -> list[Any]:
 
 
 def _compose(text: str) -> list[Any]:
-    from ruamel.yaml import YAML
-
+    YAML = _ruamel()  # noqa: N806 - the class
     try:
         return list(YAML(typ="rt").compose_all(text))
     except Exception as err:  # noqa: BLE001 - ruamel raises many kinds
