@@ -294,3 +294,21 @@ def test_nbformat_validates_the_fixtures() -> None:
     nbformat = pytest.importorskip("nbformat", reason="the `notebook` extra: pip install -e '.[notebook]'")
     for path in (FIXTURES / "notebooks").glob("*.ipynb"):
         nbformat.validate(nbformat.read(str(path), as_version=nbformat.NO_CONVERT))
+
+
+def test_lost_cell_boundaries_or_magics_are_refused() -> None:
+    """If a rule ever moved or dropped a marker or a masked magic line, the notebook is refused."""
+    from codemods.cli._safety import Unprocessable, decode
+
+    data = _notebook_json(["%matplotlib inline\nimport pytorch_lightning as pl", "pl.Trainer(gpus=1)"])
+    notebook = _notebook.load(decode(json.dumps(data, indent=1).encode()))
+    assert _notebook.split(notebook, notebook.code) == [c["source"] for c in data["cells"]]  # type: ignore[index]
+    lines = notebook.code.splitlines(keepends=True)
+    markers = [i for i, line in enumerate(lines) if line.startswith("# compat-migrate-notebook-cell")]
+    for broken in (
+        "".join(line for i, line in enumerate(lines) if i != markers[1]),  # a boundary gone
+        "".join([lines[markers[1]], *lines[: markers[1]], *lines[markers[1] + 1 :]]),  # boundaries swapped
+        notebook.code.replace("pass  # compat-migrate-notebook-mask 0\n", ""),  # a magic gone
+    ):
+        with pytest.raises(Unprocessable):
+            _notebook.split(notebook, broken)
