@@ -1,5 +1,17 @@
 """strategy-compat's strategy library: the setup-inside-dist lifecycle for every strategy."""
 
+try:
+    import torch as _torch  # noqa: F401 - the library's one requirement beyond the core install
+except ModuleNotFoundError as _err:  # the CLI's install (and its pre-commit hook) has no torch
+    if _err.name != "torch":
+        raise
+    raise ModuleNotFoundError(
+        "`import strategies` needs PyTorch, which is not installed here. Install the library with "
+        "its torch extra: pip install 'strategy-compat[torch]' (pick your torch build first, e.g. "
+        "pip install torch==2.13.0). The migrate CLI (python -m compat.migrate) works without it.",
+        name="torch",
+    ) from None
+
 from strategies._seed import seed_everything
 from strategies.accelerators import Accelerator, CPUAccelerator, CUDAAccelerator
 from strategies.callbacks import Callback, HookCall, HookRecorder

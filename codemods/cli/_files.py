@@ -60,7 +60,7 @@ _ENV_DIRS = frozenset(
 
 @dataclass(frozen=True)
 class SourceFile:
-    """A Python file to look at.
+    """A file to look at: a Python module, a notebook or a YAML config (codemods.cli._formats).
 
     Attributes:
         path: absolute real path, read and written.
@@ -88,7 +88,7 @@ class Discovery:
     """What a walk found.
 
     Attributes:
-        files: Python files, in a stable order, each real file once.
+        files: files to look at, in a stable order, each real file once.
         skipped: folders and files left out, with the reason.
         others: ``(absolute path, rel)`` of non-Python files and inward symlinks (for ``--out``).
     """
@@ -247,6 +247,10 @@ class _Walker:
         link = entry.is_symlink()
         is_dir = entry.is_dir(follow_symlinks=False)
         is_python = name.endswith(PYTHON_SUFFIXES)
+        if not is_python and not is_dir and not link:  # hook: notebooks and YAML
+            from codemods.cli import _formats
+
+            is_python = _formats.wanted(entry.path, entry_rel, self.max_size)
         if is_dir and name in _SILENT_DIRS:
             return None
         if not is_dir and is_temp_file(name):

@@ -180,8 +180,14 @@ def _read(path: str) -> Decoded:
 
 def scan(items: Iterable[tuple[str, str]]) -> list[ScanResult]:
     """Read and pre-scan files. ``items``: ``(path, module)``."""
+    from codemods.cli import _formats
+
     results = []
     for path, _ in items:
+        other = _formats.scan(path)  # hook: notebooks and YAML
+        if other is not None:
+            results.append(other)
+            continue
         try:
             text = _read(path).text
         except Unprocessable as err:
@@ -218,9 +224,15 @@ def _is_word_char(text: str, index: int) -> bool:
 
 def bases(items: Iterable[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]]]]:
     """``(path, codemods.class_bases(...))`` for each ``(path, module)``."""
+    from codemods.cli import _formats
+
     results = []
     for path, module in items:
         try:
+            other = _formats.bases(path, module)  # hook: notebooks and YAML
+            if other is not None:
+                results.append((path, other))
+                continue
             results.append((path, dict(codemods.class_bases(_read(path).text, module))))
         except Unprocessable:
             continue  # already reported by the first pass
@@ -255,6 +267,11 @@ def unified_diff(display: str, before: str, after: str) -> str:
 
 def migrate(path: str, module: str, display: str, rel: str, settings: Settings) -> FileResult:
     """Run the rules on one file and, depending on the mode, diff, check or write the result."""
+    from codemods.cli import _formats
+
+    other = _formats.migrate(path, module, display, rel, settings)  # hook: notebooks and YAML
+    if other is not None:
+        return other
     try:
         snap = read_snapshot(path)
         before = decode(snap.data)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,42 +36,83 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
-def _fixture_repo(path: Path, source: str) -> Path:
+def _fixture_repo(path: Path, source: str, others: dict[str, str] | None = None) -> Path:
     path.mkdir()
     (path / "train.py").write_text(source, encoding="utf-8")
+    for name, text in (others or {}).items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text, encoding="utf-8")
     _git(path, "init", "-q")
     _git(path, "add", ".")
     _git(path, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "fixture")
     return path
 
 
+_NOTEBOOK = {
+    "cells": [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": ["import pytorch_lightning as pl\n", "trainer = pl.Trainer(gpus=2)"],
+        }
+    ],
+    "metadata": {},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}
+
+
 @pytest.mark.extras
 @pytest.mark.timeout(900)
-def test_pre_commit_hook_runs_from_the_repository(tmp_path):
+def test_pre_commit_hook_runs_from_the_repository_without_torch(tmp_path):
     """`pre-commit try-repo` installs this project in an env of its own and runs the hook users name.
 
-    One run (each try-repo installs a fresh environment, torch included): on a fixture repository
-    that still uses an old name, the hook must fail and its output must name the file it flagged,
-    which a hook that fails for any other reason would not.
+    On a fixture repository that still uses old names in a module, a notebook and a Hydra config,
+    the hook must fail and name each file, which a hook that fails for any other reason would not.
+    The hook's environment must hold no torch: the CLI never imports it, and installing it costs
+    minutes and gigabytes. A constraint that no torch release satisfies makes any attempt to
+    install torch fail the install, so nothing in the hook's dependencies can pull it unnoticed;
+    pip's log shows what was installed. (`import strategies` without torch: test_cli_entry.py.)
     """
     bin_dir = str(Path(sys.executable).parent)
     pre_commit = shutil.which("pre-commit", path=bin_dir) or shutil.which("pre-commit")
     if pre_commit is None:
         pytest.skip("pre-commit is not installed (pip install pre-commit)")
-    # pre-commit pip-installs strategy-compat with its dependencies: pin torch so pip takes the CPU
-    # wheel already on the machine instead of resolving `torch>=2.4` to a multi-GB CUDA build.
     constraints = tmp_path / "constraints.txt"
-    constraints.write_text("torch==2.13.0\n", encoding="utf-8")
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "PIP_CONSTRAINT": str(constraints)}
+    constraints.write_text("torch==0.0.0\nnumpy==0.0.0\n", encoding="utf-8")
+    pip_log = tmp_path / "pip.log"
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+        "PIP_CONSTRAINT": str(constraints),
+        "PIP_LOG": str(pip_log),
+    }
+    env.pop("PYTHONPATH", None)  # the hook must run the package installed in its own environment
     repo = _fixture_repo(
-        tmp_path / "fixture", "from compat.plugins import DDPPlugin\n\n\nclass P(DDPPlugin):\n    pass\n"
+        tmp_path / "fixture",
+        "from compat.plugins import DDPPlugin\n\n\nclass P(DDPPlugin):\n    pass\n",
+        {
+            "explore.ipynb": json.dumps(_NOTEBOOK, indent=1) + "\n",
+            "conf/trainer/ddp.yaml": "gpus: 4\naccelerator: ddp\n",
+        },
     )
     command = [pre_commit, "try-repo", str(ROOT), "compat-migrate", "--all-files", "--verbose"]
     result = subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, timeout=850)
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert "Failed" in output and "- hook id: compat-migrate" in output, output
-    assert "train.py" in output and "would change: 1" in output, output
+    assert "would change: 3" in output, output
+    for name in ("train.py", "explore.ipynb", "ddp.yaml"):
+        assert name in output, output
+    # try-repo builds the hook's environment in a temporary store and removes it afterwards:
+    # pip's own log says what went into it.
+    installed = [line for line in pip_log.read_text(encoding="utf-8").splitlines() if "Successfully installed" in line]
+    assert installed, pip_log.read_text(encoding="utf-8")[-3000:]
+    names = {re.sub(r"-[0-9][^-]*$", "", item).lower().replace("_", "-") for item in installed[-1].split()[3:]}
+    assert {"strategy-compat", "libcst", "ruamel.yaml", "pathspec"} <= names, installed
+    assert not names & {"torch", "numpy", "nvidia-cublas-cu12", "triton"}, installed
 
 
 @pytest.mark.extras
