@@ -9,6 +9,7 @@ run imports libcst and ``codemods`` (workers too). See ``docs/codemods.md``.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -60,6 +61,8 @@ def _size(value: str) -> int | None:
         raise argparse.ArgumentTypeError(
             f"`{value}` is not a size; give bytes or e.g. 512k, 2m (0: no limit)"
         ) from None
+    if not math.isfinite(number) or number * _SIZE_UNITS[unit] >= 2**63:
+        raise argparse.ArgumentTypeError(f"`{value}` is not a size; give bytes or e.g. 512k, 2m (0: no limit)")
     if number < 0:
         raise argparse.ArgumentTypeError(f"`{value}`: a size cannot be negative (0: no limit)")
     return int(number * _SIZE_UNITS[unit]) or None
@@ -73,6 +76,20 @@ def _jobs(value: str) -> int:
     if jobs < 1:
         raise argparse.ArgumentTypeError(f"`{value}`: give at least 1 process")
     return jobs
+
+
+DEFAULT_TIMEOUT = 300
+
+
+def _seconds(value: str) -> float | None:
+    """``--timeout``: seconds (a positive number); 0 means no limit."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{value}` is not a number of seconds (0: no limit)") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise argparse.ArgumentTypeError(f"`{value}`: give a positive number of seconds (0: no limit)")
+    return seconds or None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_jobs,
         default=None,
         metavar="N",
-        help="worker processes (default: the number of CPUs; never more than the files to parse)",
+        help="worker processes (default and most: the CPUs this process may use; never more than the files to parse)",
     )
     files.add_argument(
         "--max-file-size",
@@ -152,6 +169,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SIZE",
         help=f"skip larger files, reported as 'too large' (bytes, or k/m suffixes; default: "
         f"{DEFAULT_MAX_FILE_SIZE}; 0: no limit)",
+    )
+    files.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=_seconds(str(DEFAULT_TIMEOUT)),
+        metavar="SECONDS",
+        help=f"stop the work on a file after SECONDS, reported as failed (a parser that hangs; "
+        f"default: {DEFAULT_TIMEOUT}; 0: no limit)",
     )
     output = parser.add_argument_group("output")
     output.add_argument(
@@ -245,12 +270,24 @@ def _options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
         rules=rules,
         exclude=tuple(args.exclude),
         config_excludes=config_excludes,
-        jobs=args.jobs or _default_jobs(),
+        jobs=_capped_jobs(args.jobs),
         report=args.report,
         out=args.out,
         quiet=args.quiet,
         max_size=args.max_file_size,
+        timeout=args.timeout,
     )
+
+
+def _capped_jobs(asked: int | None) -> int:
+    """``--jobs``, at most the CPUs this process may use (more only add memory and switching)."""
+    cores = _default_jobs()
+    if asked is None:
+        return cores
+    if asked > cores:
+        print(f"{PROG}: --jobs {asked} capped at {cores}, the CPUs available to this process", file=sys.stderr)
+        return cores
+    return asked
 
 
 def main(argv: Sequence[str] | None = None) -> int:

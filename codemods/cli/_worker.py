@@ -15,9 +15,11 @@ import re
 import signal
 import sys
 import threading
+import time
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst
 
@@ -112,7 +114,12 @@ class ScanResult:
     todos: tuple[int, ...] = ()
 
 
-def init_worker(parent: int, lifeline_read: int, lifeline_write: int) -> None:
+SLOT_FIELDS = 3  # a worker's slot in the shared task table: task id, pid, start (monotonic ns)
+_slots: Any = None
+_slot = -1
+
+
+def init_worker(parent: int, lifeline_read: int, lifeline_write: int, slots: Any = None, counter: Any = None) -> None:
     """Set up a pool worker so that it never outlives the CLI.
 
     On Linux the kernel kills the worker when its parent dies (``PR_SET_PDEATHSIG``), even by
@@ -141,6 +148,29 @@ def init_worker(parent: int, lifeline_read: int, lifeline_write: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="compat-migrate-lifeline", daemon=True).start()
+    global _slots, _slot
+    if slots is not None and counter is not None:
+        with counter.get_lock():
+            index, counter.value = counter.value, counter.value + 1
+        if index < len(slots) // SLOT_FIELDS:
+            _slots, _slot = slots, index * SLOT_FIELDS
+
+
+def run_task(task: int, fn: Callable[..., list[Any]], chunk: list[Any], *extra: Any) -> list[Any]:
+    """``fn(chunk, *extra)``, with ``task`` written in this worker's slot while it runs.
+
+    The parent reads the slots when a worker dies or runs too long, to know which task it held
+    (:class:`codemods.cli._runner._Pool`).
+    """
+    if _slots is None:
+        return fn(chunk, *extra)
+    _slots[_slot + 1] = os.getpid()
+    _slots[_slot + 2] = time.monotonic_ns()
+    _slots[_slot] = task
+    try:
+        return fn(chunk, *extra)
+    finally:
+        _slots[_slot] = 0
 
 
 def _todo_lines(text: str) -> tuple[int, ...]:
@@ -241,15 +271,38 @@ def _run_rules(text: str, module: str, settings: Settings) -> codemods.Result:
     )
 
 
+_C_ESCAPES = {0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f", 0x0D: "\\r"}
+_C_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\"})
+
+
+def quote_path(name: str) -> str:
+    """``name`` for a diff header, quoted as git quotes it (``core.quotePath``).
+
+    A name holding a control character, a double quote, a backslash or a non-ASCII byte is put
+    in double quotes with C escapes (``"a\\nb.py"``, ``"\\303\\274.py"``), which GNU ``patch``
+    and ``git apply`` both read; a name holding a space gets a trailing tab, as git writes it,
+    so that ``patch`` does not take the rest of the line for a date.
+    """
+    raw = os.fsencode(name)
+    if all(0x20 <= b < 0x7F and b not in (0x22, 0x5C) for b in raw):
+        return name + ("\t" if " " in name else "")
+    body = "".join(_C_ESCAPES.get(b) or (chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}") for b in raw)
+    return f'"{body}"'
+
+
 def unified_diff(display: str, before: str, after: str) -> str:
-    """A unified diff of two versions of a file, with ``\\ No newline at end of file`` marks."""
+    """A unified diff of two versions of a file, with ``\\ No newline at end of file`` marks.
+
+    The file name in the ``---``/``+++`` headers is quoted as git quotes it (:func:`quote_path`).
+    """
     lines = []
-    for line in difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), display, display
-    ):
+    for line in difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), "a", "b"):
         if not line.endswith(("\n", "\r")):
             line += "\n\\ No newline at end of file\n"
         lines.append(line)
+    if lines:
+        name = quote_path(display)
+        lines[0], lines[1] = f"--- {name}\n", f"+++ {name}\n"
     return "".join(lines)
 
 
