@@ -178,6 +178,19 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"stop the work on a file after SECONDS, reported as failed (a parser that hangs; "
         f"default: {DEFAULT_TIMEOUT}; 0: no limit)",
     )
+    cache = parser.add_argument_group("cache")
+    cache.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where to keep the results cache (default: .compat_migrate_cache/ next to the "
+        "project's pyproject.toml, else in the current folder; env COMPAT_MIGRATE_CACHE_DIR); "
+        "delete it at any time",
+    )
+    cache.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the cache (env COMPAT_MIGRATE_NO_CACHE=1)",
+    )
     output = parser.add_argument_group("output")
     output.add_argument(
         "--report",
@@ -276,7 +289,24 @@ def _options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
         quiet=args.quiet,
         max_size=args.max_file_size,
         timeout=args.timeout,
+        cache_dir=_cache_dir(parser, args, config.path),
     )
+
+
+def _cache_dir(parser: argparse.ArgumentParser, args: argparse.Namespace, config_path: str | None) -> str | None:
+    """The cache folder, or ``None`` for no cache (``--no-cache``, ``COMPAT_MIGRATE_NO_CACHE``)."""
+    from codemods.cli import _cache
+
+    if args.no_cache or os.environ.get(_cache.ENV_OFF, "").strip().lower() not in ("", "0", "false", "no"):
+        return None
+    folder = args.cache_dir or os.environ.get(_cache.ENV_DIR) or _cache.default_dir(config_path)
+    if os.path.lexists(folder) and (os.path.islink(folder) or not os.path.isdir(folder)):
+        parser.exit(
+            2,
+            f"{PROG}: error: the cache folder `{folder}` is {'a symlink' if os.path.islink(folder) else 'not a folder'}"
+            "; give another --cache-dir or --no-cache\n",
+        )
+    return os.path.abspath(folder)
 
 
 def _capped_jobs(asked: int | None) -> int:

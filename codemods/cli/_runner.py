@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 import codemods
-from codemods.cli import _worker
+from codemods.cli import _cache, _worker
 from codemods.cli._files import Discovery, SourceFile, discover, within
 from codemods.cli._ignore import IgnoreSpec
 from codemods.cli._report import (
@@ -80,6 +80,7 @@ class Options:
     max_size: int | None = None
     lightning_namespace: str | None = None
     timeout: float | None = None
+    cache_dir: str | None = None
 
 
 class _Died:
@@ -361,6 +362,15 @@ class Runner:
         self.subclassing: set[str] = set()  # flagged files with a `class X(...)` statement
         self.pending_todos: dict[str, tuple[int, ...]] = {}  # TODO comments already in the files
         self.scanned: set[str] = set()
+        self.digests: dict[str, str] = {}  # file -> content hash when scanned (the cache's key)
+        self.cache = (
+            _cache.Cache(
+                options.cache_dir,
+                (options.target, options.rules, options.select, options.lightning_namespace, *options.paths),
+            )
+            if options.cache_dir
+            else None
+        )
         self.results: dict[str, _worker.FileResult] = {}
         # file -> (the path written, its (device, inode) before migrating): see _after_interrupt
         self.identity: dict[str, tuple[str, tuple[int, int]]] = {}
@@ -377,6 +387,7 @@ class Runner:
                 return
             for r in results:
                 self.scanned.add(r.path)
+                self.digests[r.path] = r.digest
                 if r.todos:
                     self.pending_todos[r.path] = r.todos
                 if r.reason:
@@ -430,7 +441,7 @@ class Runner:
         searched: set[str] = set()
         mentioned: dict[str, set[str]] = {}
         while True:
-            for path, found in self._collect(_worker.bases, [(p, modules[p]) for p in todo], isolate=True):
+            for path, found in self._bases([(p, modules[p]) for p in todo]):
                 bases[path] = found
             user_classes = dict(codemods.resolve_user_classes({k: v for b in bases.values() for k, v in b.items()}))
             owners: dict[str, set[str]] = {}
@@ -451,12 +462,34 @@ class Runner:
         self.needs_work.update(mentioned)
         return user_classes
 
+    def _bases(self, items: list[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]]]]:
+        """``class_bases`` of each ``(path, module)``: from the cache, else parsed in a worker."""
+        found, todo = [], []
+        for path, module in items:
+            cached = self.cache.get_bases(f"{self.digests.get(path)}:{module}") if self.cache else None
+            if cached is None:
+                todo.append((path, module))
+            else:
+                found.append((path, cached))
+        for path, classes, key in self._collect(_worker.bases, todo, isolate=True):
+            found.append((path, classes))
+            if self.cache is not None and key:
+                self.cache.put_bases(f"{key}:{dict(items)[path]}", classes)
+        return found
+
     def migrate(self, files: list[SourceFile], settings: _worker.Settings) -> None:
         """Pass 2 over the files that need work, biggest first (better balance over workers).
 
         Results land in ``self.results`` as they come, so an interrupted run knows what it did.
         """
         todo = [f for f in files if f.path in self.needs_work and f.path not in self.failed]
+        classes_key = _cache.user_classes_key(settings.user_classes)
+        if self.cache is not None:  # what the cache knows is not parsed again
+            for f in todo:
+                hit = self.cache.get_result(f"{self.digests.get(f.path)}:{f.module}:{classes_key}")
+                if hit is not None and (hit[0] == "unchanged" or settings.mode == _worker.CHECK):
+                    self.results[f.path] = _worker.FileResult(f.path, hit[0], changes=hit[1])
+            todo = [f for f in todo if f.path not in self.results]
         sizes = {f.path: _size(f.path) for f in todo}
         todo.sort(key=lambda f: -sizes[f.path])
         items = [(f.path, f.module, f.display, f.rel) for f in todo]
@@ -476,6 +509,9 @@ class Runner:
                     if _identity(written) != before:  # a retry: the worker that died had written it
                         result = _worker.FileResult(item[0], "changed", "migrated before its worker died")
                 self.results[item[0]] = result
+                if self.cache is not None and result.digest:
+                    if result.status == "unchanged" or settings.mode in (_worker.CHECK, _worker.DIFF):
+                        self.cache.put_result(f"{result.digest}:{item[1]}:{classes_key}", result.status, result.changes)
 
         self.pool.run(_worker.migrate_many, [[i] for i in items], (settings,), take, isolate=True)
 
@@ -533,6 +569,8 @@ class Runner:
                 options.lightning_namespace,
             )
             self.migrate(found.files, settings)
+            if self.cache is not None and (problem := self.cache.save()):
+                self.stderr.write(f"{problem}\n")
         except KeyboardInterrupt:
             outcome.interrupted = True
             self.pool.terminate()

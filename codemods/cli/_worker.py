@@ -8,7 +8,9 @@ replace them.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
+import hashlib
 import io
 import os
 import re
@@ -27,6 +29,7 @@ import codemods
 from codemods.cli._safety import (
     TODO_PREFIX,
     Decoded,
+    Snapshot,
     Unprocessable,
     check_output,
     decode,
@@ -86,6 +89,7 @@ class FileResult:
         reason: why it failed.
         changes: the changes and TODOs (also for ``check``/``diff`` runs, where they would be made).
         diff: the unified diff (``diff`` mode).
+        digest: the content hash of the file as read (the results cache's key).
     """
 
     path: str
@@ -93,6 +97,7 @@ class FileResult:
     reason: str = ""
     changes: tuple[ChangeRecord, ...] = ()
     diff: str = ""
+    digest: str = ""
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,7 @@ class ScanResult:
         subclasses: whether it has a ``class X(...)`` statement (files that need work).
         reason: why it cannot be processed (then it is reported as failed).
         todos: the lines holding a ``# TODO(compat.migrate)`` comment already (left for a person).
+        digest: the content hash of the file as read (the results cache's key).
     """
 
     path: str
@@ -112,6 +118,7 @@ class ScanResult:
     subclasses: bool = False
     reason: str = ""
     todos: tuple[int, ...] = ()
+    digest: str = ""
 
 
 SLOT_FIELDS = 3  # a worker's slot in the shared task table: task id, pid, start (monotonic ns)
@@ -173,6 +180,11 @@ def run_task(task: int, fn: Callable[..., list[Any]], chunk: list[Any], *extra: 
         _slots[_slot] = 0
 
 
+def digest(data: bytes) -> str:
+    """The content hash of a file's bytes (the results cache's key)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
 def _todo_lines(text: str) -> tuple[int, ...]:
     """The lines of ``# TODO(compat.migrate)`` comments (not strings that merely contain it)."""
     if TODO_PREFIX not in text:
@@ -213,15 +225,17 @@ def scan(items: Iterable[tuple[str, str]]) -> list[ScanResult]:
     results = []
     for path, _ in items:
         try:
-            text = _read(path).text
+            data = read_snapshot(path).data
+            text = decode(data).text
         except Unprocessable as err:
             results.append(ScanResult(path, False, reason=str(err)))
             continue
         todos = _todo_lines(text)
+        key = digest(data)
         if codemods.prescan(text):
-            results.append(ScanResult(path, True, _SUBCLASS.search(text) is not None, todos=todos))
+            results.append(ScanResult(path, True, _SUBCLASS.search(text) is not None, todos=todos, digest=key))
         else:
-            results.append(ScanResult(path, False, todos=todos))
+            results.append(ScanResult(path, False, todos=todos, digest=key))
     return results
 
 
@@ -246,16 +260,20 @@ def _is_word_char(text: str, index: int) -> bool:
     return index >= 0 and (text[index].isalnum() or text[index] == "_")
 
 
-def bases(items: Iterable[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]]]]:
-    """``(path, codemods.class_bases(...))`` for each ``(path, module)``."""
+def bases(items: Iterable[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]], str]]:
+    """``(path, codemods.class_bases(...), content hash)`` for each ``(path, module)``.
+
+    The hash is empty when ``class_bases`` failed (nothing worth caching).
+    """
     results = []
     for path, module in items:
         try:
-            results.append((path, dict(codemods.class_bases(_read(path).text, module))))
+            data = read_snapshot(path).data
+            results.append((path, dict(codemods.class_bases(decode(data).text, module)), digest(data)))
         except Unprocessable:
             continue  # already reported by the first pass
         except Exception:  # noqa: BLE001 - a file that breaks here is reported by migrate()
-            results.append((path, {}))
+            results.append((path, {}, ""))
     return results
 
 
@@ -310,6 +328,13 @@ def migrate(path: str, module: str, display: str, rel: str, settings: Settings) 
     """Run the rules on one file and, depending on the mode, diff, check or write the result."""
     try:
         snap = read_snapshot(path)
+        return dataclasses.replace(_migrate(snap, path, module, display, rel, settings), digest=digest(snap.data))
+    except Unprocessable as err:
+        return FileResult(path, "failed", str(err))
+
+
+def _migrate(snap: Snapshot, path: str, module: str, display: str, rel: str, settings: Settings) -> FileResult:
+    try:
         before = decode(snap.data)
         try:
             result = _run_rules(before.text, module, settings)
