@@ -183,18 +183,32 @@ class Index:
 
     def pattern_source(self) -> str:
         """A regex that matches every file a rule could change (see :func:`codemods.prescan`)."""
+        return "|".join(source for _, source in self.pattern_groups())
+
+    def pattern_groups(self) -> list[tuple[frozenset[str], str]]:
+        """:meth:`pattern_source`'s alternatives, each with the literal names it needs.
+
+        A text matches an alternative's regex only if it contains one of its names, so a
+        substring search for (parts of) the names can rule a file out before any regex runs.
+        """
         words = {c.rpartition(".")[2] for c in self.classes}
         for path in (*self.objects, *self.modules):
             words.add(path.rpartition(".")[2])
         members = "|".join(sorted(map(re.escape, self.members)))
         receivers = "|".join(sorted(self.snakes))
-        alternatives = [r"\b(?:{})\b".format("|".join(sorted(map(re.escape, words), key=len, reverse=True)))]
-        alternatives.append(r"\b(?:from|import)\s+(?:{})\b".format("|".join(map(re.escape, self.roots))))
+        groups = [
+            (
+                frozenset(words),
+                r"\b(?:{})\b".format("|".join(sorted(map(re.escape, words), key=len, reverse=True))),
+            ),
+            (frozenset(self.roots), r"\b(?:from|import)\s+(?:{})\b".format("|".join(map(re.escape, self.roots)))),
+        ]
         if members and receivers:
-            alternatives.append(rf"\b(?:{receivers})\s*\.\s*(?:{members})\b")
-        if only := "|".join(sorted(OLD_ONLY_MEMBERS & set(self.members))):
-            alternatives.append(rf"\.\s*(?:{only})\b")
-        return "|".join(alternatives)
+            groups.append((frozenset(self.snakes), rf"\b(?:{receivers})\s*\.\s*(?:{members})\b"))
+        only = sorted(OLD_ONLY_MEMBERS & set(self.members))
+        if only:
+            groups.append((frozenset(only), rf"\.\s*(?:{'|'.join(only)})\b"))
+        return groups
 
 
 _CACHE: dict[str, tuple[tuple[Rename, ...], Index]] = {}

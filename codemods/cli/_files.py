@@ -34,6 +34,7 @@ _SILENT_DIRS = frozenset(
         ".mypy_cache",
         ".pytest_cache",
         ".ruff_cache",
+        ".compat_migrate_cache",
         ".pytype",
         ".ipynb_checkpoints",
         ".eggs",

@@ -9,6 +9,7 @@ run imports libcst and ``codemods`` (workers too). See ``docs/codemods.md``.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -60,6 +61,8 @@ def _size(value: str) -> int | None:
         raise argparse.ArgumentTypeError(
             f"`{value}` is not a size; give bytes or e.g. 512k, 2m (0: no limit)"
         ) from None
+    if not math.isfinite(number) or number * _SIZE_UNITS[unit] >= 2**63:
+        raise argparse.ArgumentTypeError(f"`{value}` is not a size; give bytes or e.g. 512k, 2m (0: no limit)")
     if number < 0:
         raise argparse.ArgumentTypeError(f"`{value}`: a size cannot be negative (0: no limit)")
     return int(number * _SIZE_UNITS[unit]) or None
@@ -73,6 +76,20 @@ def _jobs(value: str) -> int:
     if jobs < 1:
         raise argparse.ArgumentTypeError(f"`{value}`: give at least 1 process")
     return jobs
+
+
+DEFAULT_TIMEOUT = 300
+
+
+def _seconds(value: str) -> float | None:
+    """``--timeout``: seconds (a positive number); 0 means no limit."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{value}` is not a number of seconds (0: no limit)") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise argparse.ArgumentTypeError(f"`{value}`: give a positive number of seconds (0: no limit)")
+    return seconds or None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_jobs,
         default=None,
         metavar="N",
-        help="worker processes (default: the number of CPUs; never more than the files to parse)",
+        help="worker processes (default and most: the CPUs this process may use; never more than the files to parse)",
     )
     files.add_argument(
         "--max-file-size",
@@ -152,6 +169,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SIZE",
         help=f"skip larger files, reported as 'too large' (bytes, or k/m suffixes; default: "
         f"{DEFAULT_MAX_FILE_SIZE}; 0: no limit)",
+    )
+    files.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=_seconds(str(DEFAULT_TIMEOUT)),
+        metavar="SECONDS",
+        help=f"stop the work on a file after SECONDS, reported as failed (a parser that hangs; "
+        f"default: {DEFAULT_TIMEOUT}; 0: no limit)",
+    )
+    cache = parser.add_argument_group("cache")
+    cache.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where to keep the results cache (default: .compat_migrate_cache/ next to the "
+        "project's pyproject.toml, else in the current folder; env COMPAT_MIGRATE_CACHE_DIR); "
+        "delete it at any time",
+    )
+    cache.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the cache (env COMPAT_MIGRATE_NO_CACHE=1)",
     )
     output = parser.add_argument_group("output")
     output.add_argument(
@@ -245,12 +283,41 @@ def _options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
         rules=rules,
         exclude=tuple(args.exclude),
         config_excludes=config_excludes,
-        jobs=args.jobs or _default_jobs(),
+        jobs=_capped_jobs(args.jobs),
         report=args.report,
         out=args.out,
         quiet=args.quiet,
         max_size=args.max_file_size,
+        timeout=args.timeout,
+        cache_dir=_cache_dir(parser, args, config.path),
     )
+
+
+def _cache_dir(parser: argparse.ArgumentParser, args: argparse.Namespace, config_path: str | None) -> str | None:
+    """The cache folder, or ``None`` for no cache (``--no-cache``, ``COMPAT_MIGRATE_NO_CACHE``)."""
+    from codemods.cli import _cache
+
+    if args.no_cache or os.environ.get(_cache.ENV_OFF, "").strip().lower() not in ("", "0", "false", "no"):
+        return None
+    folder = args.cache_dir or os.environ.get(_cache.ENV_DIR) or _cache.default_dir(config_path)
+    if os.path.lexists(folder) and (os.path.islink(folder) or not os.path.isdir(folder)):
+        parser.exit(
+            2,
+            f"{PROG}: error: the cache folder `{folder}` is {'a symlink' if os.path.islink(folder) else 'not a folder'}"
+            "; give another --cache-dir or --no-cache\n",
+        )
+    return os.path.abspath(folder)
+
+
+def _capped_jobs(asked: int | None) -> int:
+    """``--jobs``, at most the CPUs this process may use (more only add memory and switching)."""
+    cores = _default_jobs()
+    if asked is None:
+        return cores
+    if asked > cores:
+        print(f"{PROG}: --jobs {asked} capped at {cores}, the CPUs available to this process", file=sys.stderr)
+        return cores
+    return asked
 
 
 def main(argv: Sequence[str] | None = None) -> int:

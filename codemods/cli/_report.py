@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from codemods.cli._files import Skipped
+from codemods.cli._safety import open_no_follow
 from codemods.cli._worker import CHECK, DIFF, ChangeRecord
 
 _LIST_LIMIT = 8
@@ -230,6 +231,6 @@ def to_json(outcome: Outcome) -> dict[str, object]:
 
 def write_report(path: str, outcome: Outcome) -> None:
     """Write the JSON ``--report`` file."""
-    with open(path, "w", encoding="utf-8") as fh:
+    with open_no_follow(path) as fh:
         json.dump(to_json(outcome), fh, indent=2)
         fh.write("\n")

@@ -15,22 +15,25 @@ says which files were migrated before the stop, and the exit code is 130.
 
 from __future__ import annotations
 
+import functools
 import gc
 import math
 import multiprocessing
 import os
+import queue
 import re
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 import codemods
-from codemods.cli import _worker
+from codemods.cli import _cache, _worker
 from codemods.cli._files import Discovery, SourceFile, discover, within
 from codemods.cli._ignore import IgnoreSpec
 from codemods.cli._report import (
@@ -47,7 +50,11 @@ from codemods.cli._safety import remove_leftover, temp_files_of
 # costs well under a millisecond, less than handing it to a worker that may not be started yet.
 _PARALLEL_SCAN = 512
 _WORKER_DIED = "the worker process died while handling this file"
-_WORKER_DIED_SCAN = "the worker process died while handling this file or its batch"
+_POLL = 0.5  # seconds between looks at the tasks' run times (--timeout)
+_CRASH_HINT = (
+    "libcst's native parser crashes on some code, e.g. thousands of nested brackets or chained "
+    "unary operators; the other files were processed"
+)
 
 
 class UsageError(ValueError):
@@ -72,74 +79,181 @@ class Options:
     quiet: bool
     max_size: int | None = None
     lightning_namespace: str | None = None
+    timeout: float | None = None
+    cache_dir: str | None = None
+
+
+class _Died:
+    """Why a chunk has no results: its worker died (a crash, the OOM killer) or ran too long."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
 
 
 class _Pool:
     """Runs chunks of work serially (one job) or in a fork/spawn process pool.
 
-    The pool has at most ``jobs`` workers and never more than the batches of its first parallel
-    call (``--jobs 1000`` on two files starts two). Each worker gets the read end of a pipe
+    The pool has at most ``jobs`` workers and never more than the batches of the largest call
+    so far (``--jobs 1000`` on two files starts two). Each worker gets the read end of a pipe
     whose only write end this process holds: a worker sees it close when the CLI dies.
+
+    Work that parses (``isolate=True``) always runs in workers, also with one job, so that a
+    file that crashes libcst's native parser (a segfault on deeply nested code), exhausts memory
+    or hangs it (``timeout``) fails alone: each worker writes the task it runs into a shared
+    table, so when one dies the pool knows which tasks were in flight. A lone task in flight is
+    the culprit; several are each retried alone in a fresh worker; the tasks not started yet are
+    retried in a fresh pool. A task of several items that dies is split into one-item tasks.
     """
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, timeout: float | None = None) -> None:
         self.jobs = jobs
+        self.timeout = timeout
         self._executor: ProcessPoolExecutor | None = None
+        self._workers = 0
+        self._slots: Any = None
         self._frozen = False
         self._lifeline: tuple[int, int] | None = None
+        self._next_task = 1
 
     def _get(self, batches: int) -> ProcessPoolExecutor:
+        workers = max(1, min(self.jobs, batches))
+        if self._executor is not None and workers > self._workers:
+            self._executor.shutdown()  # too small for this call: one with more workers
+            self._executor = None
         if self._executor is None:
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else None)
-            if "fork" in methods:
+            if "fork" in methods and not self._frozen:
                 gc.freeze()  # forked workers then share the parent's pages instead of copying them
                 self._frozen = True
             if self._lifeline is None:
                 self._lifeline = os.pipe()
+            self._slots = context.Array("q", _worker.SLOT_FIELDS * workers, lock=False)
+            counter = context.Value("i", 0)
             self._executor = ProcessPoolExecutor(
-                max_workers=max(1, min(self.jobs, batches)),
+                max_workers=workers,
                 mp_context=context,
                 initializer=_worker.init_worker,
-                initargs=(os.getpid(), *self._lifeline),
+                initargs=(os.getpid(), *self._lifeline, self._slots, counter),
             )
+            self._workers = workers
         return self._executor
+
+    def _in_flight(self) -> dict[int, tuple[int, int]]:
+        """Task id -> (worker pid, start time in ns) of every task a worker has started."""
+        found = {}
+        slots = self._slots
+        for base in range(0, len(slots) if slots is not None else 0, _worker.SLOT_FIELDS):
+            task, pid, start = slots[base : base + _worker.SLOT_FIELDS]
+            if task:
+                found[task] = (pid, start)
+        return found
 
     def run(
         self,
         fn: Callable[..., list[Any]],
         chunks: Sequence[list[Any]],
         extra: tuple[Any, ...],
-        on_chunk: Callable[[list[Any], list[Any] | None], None],
+        on_chunk: Callable[[list[Any], list[Any] | _Died], None],
         parallel: bool = True,
+        isolate: bool = False,
     ) -> None:
-        """Call ``fn(chunk, *extra)`` for every chunk; ``on_chunk(chunk, results or None)``.
+        """Call ``fn(chunk, *extra)`` for every chunk; ``on_chunk(chunk, results or _Died)``.
 
-        ``parallel=False`` (too little work to pay for starting workers) runs in this process.
+        ``parallel=False`` (too little work to pay for starting workers) runs in this process,
+        unless ``isolate`` (the work parses files: see the class).
         """
-        if self.jobs <= 1 or len(chunks) <= 1 or not parallel:
+        if not chunks:
+            return
+        if not isolate and (self.jobs <= 1 or len(chunks) <= 1 or not parallel):
             for chunk in chunks:
                 on_chunk(chunk, fn(chunk, *extra))
             return
-        executor = self._get(len(chunks))
-        futures: dict[Future[list[Any]], list[Any]] = {executor.submit(fn, chunk, *extra): chunk for chunk in chunks}
+        groups: list[tuple[list[list[Any]], int]] = [(list(chunks), self.jobs)]
+        while groups:
+            group, jobs = groups.pop(0)
+            groups.extend(self._run_group(fn, group, jobs, extra, on_chunk))
+
+    def _run_group(
+        self,
+        fn: Callable[..., list[Any]],
+        chunks: list[list[Any]],
+        jobs: int,
+        extra: tuple[Any, ...],
+        on_chunk: Callable[[list[Any], list[Any] | _Died], None],
+    ) -> list[tuple[list[list[Any]], int]]:
+        """Run ``chunks`` in a pool of at most ``jobs``; the groups to retry after a death."""
+        if jobs < self._workers and self._executor is not None:  # a retry alone: a fresh small pool
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+        executor = self._get(min(jobs, len(chunks)))
+        pending: dict[int, list[Any]] = {}
+        finished: queue.SimpleQueue[tuple[int, Future[list[Any]]]] = queue.SimpleQueue()
+        for chunk in chunks:
+            task, self._next_task = self._next_task, self._next_task + 1
+            pending[task] = chunk
+            future = executor.submit(_worker.run_task, task, fn, chunk, *extra)
+            future.add_done_callback(functools.partial(_put_with, finished, task))
+        processes = dict(getattr(executor, "_processes", None) or {})
+        timed_out: dict[int, str] = {}
         broken = False
         try:
-            for future in as_completed(futures):
+            waiting = len(chunks)
+            next_look = time.monotonic() + _POLL
+            while waiting and not broken:
+                if self.timeout is not None and time.monotonic() >= next_look:
+                    self._stop_overdue(timed_out)
+                    next_look = time.monotonic() + _POLL
+                try:
+                    task, future = finished.get(timeout=_POLL)
+                except queue.Empty:
+                    continue
+                waiting -= 1
                 try:
                     results = future.result()
-                except BrokenProcessPool:  # a worker died: its chunk and the pending ones fail
-                    broken, results = True, None
-                on_chunk(futures[future], results)
+                except BrokenProcessPool:
+                    broken = True
+                    continue
+                on_chunk(pending.pop(task), results)
         except KeyboardInterrupt:
             raise  # the caller stops the workers and waits for them (terminate)
         except BaseException:
-            broken = True
+            executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
             raise
-        finally:
-            if broken:
-                executor.shutdown(wait=False, cancel_futures=True)
-                self._executor = None
+        if not broken:
+            return []
+        in_flight = {task: pid for task, (pid, _) in self._in_flight().items() if task in pending}
+        processes.update(getattr(executor, "_processes", None) or {})
+        executor.shutdown(wait=True, cancel_futures=True)
+        self._executor = None
+        retry: list[tuple[list[list[Any]], int]] = []
+        culprits = [t for t in timed_out if t in pending] or (list(in_flight) if len(in_flight) == 1 else [])
+        for task in culprits:
+            chunk = pending.pop(task)
+            if len(chunk) > 1:  # which of its items? each on its own
+                retry.append(([[item] for item in chunk], jobs))
+            else:
+                on_chunk(chunk, _Died(timed_out.get(task) or _died_reason(processes.get(in_flight[task]))))
+        retry.extend(([pending.pop(task)], 1) for task in in_flight if task in pending)  # suspects: alone
+        if pending:
+            retry.append((list(pending.values()), jobs))
+        return retry
+
+    def _stop_overdue(self, timed_out: dict[int, str]) -> None:
+        """SIGKILL the worker of a task that runs longer than ``timeout`` (a hanging parse)."""
+        assert self.timeout is not None
+        now = time.monotonic_ns()
+        for task, (pid, start) in self._in_flight().items():
+            if task not in timed_out and now - start > self.timeout * 1e9:
+                timed_out[task] = (
+                    f"still running after {self.timeout:g} s (--timeout), stopped; the parser may "
+                    "hang on this file (e.g. thousands of chained operators): split it or exclude it"
+                )
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def terminate(self) -> None:
         """Stop the workers now (Ctrl-C): SIGTERM each one and wait for it to be gone.
@@ -173,6 +287,25 @@ class _Pool:
             self._frozen = False
 
 
+def _put_with(into: queue.SimpleQueue[tuple[int, Future[list[Any]]]], task: int, future: Future[list[Any]]) -> None:
+    into.put((task, future))
+
+
+def _died_reason(process: Any) -> str:
+    """Why a file failed when its worker died: the signal that ended it, and a hint."""
+    code = getattr(process, "exitcode", None)
+    how = ""
+    if isinstance(code, int) and code < 0:
+        try:
+            how = f" ({signal.Signals(-code).name})"
+        except ValueError:
+            how = f" (signal {-code})"
+    elif isinstance(code, int) and code > 0:
+        how = f" (exit code {code})"
+    killed = " the system may have run out of memory;" if code == -signal.SIGKILL else ""
+    return f"{_WORKER_DIED}{how}:{killed} {_CRASH_HINT}"
+
+
 def _chunks(items: list[Any], jobs: int, most: int) -> list[list[Any]]:
     if not items:
         return []
@@ -185,6 +318,10 @@ def _prepare_out(out: str, paths: tuple[str, ...], found: Discovery) -> str:
     if len(paths) != 1:
         raise UsageError("--out takes exactly one PATH (the tree to copy)")
     target = os.path.abspath(out)
+    if os.path.islink(target):
+        raise UsageError(
+            f"--out `{out}` is a symlink; it is never written through: give a new folder (nothing was written)"
+        )
     if os.path.lexists(target):
         raise UsageError(f"--out `{out}` already exists; give a new folder (nothing was written)")
     source = os.path.realpath(paths[0] if os.path.isdir(paths[0]) else os.path.dirname(os.path.abspath(paths[0])))
@@ -219,28 +356,38 @@ class Runner:
         self.stdout = stdout
         self.stderr = stderr
         self.progress = Progress(stderr, stderr.isatty() and not options.quiet)
-        self.pool = _Pool(options.jobs)
+        self.pool = _Pool(options.jobs, options.timeout)
         self.failed: dict[str, str] = {}
         self.needs_work: set[str] = set()
         self.subclassing: set[str] = set()  # flagged files with a `class X(...)` statement
         self.pending_todos: dict[str, tuple[int, ...]] = {}  # TODO comments already in the files
         self.scanned: set[str] = set()
+        self.digests: dict[str, str] = {}  # file -> content hash when scanned (the cache's key)
+        self.cache = (
+            _cache.Cache(
+                options.cache_dir,
+                (options.target, options.rules, options.select, options.lightning_namespace, *options.paths),
+            )
+            if options.cache_dir
+            else None
+        )
         self.results: dict[str, _worker.FileResult] = {}
         # file -> (the path written, its (device, inode) before migrating): see _after_interrupt
         self.identity: dict[str, tuple[str, tuple[int, int]]] = {}
 
-    def _take_scan(self, total: int) -> Callable[[list[Any], list[Any] | None], None]:
+    def _take_scan(self, total: int) -> Callable[[list[Any], list[Any] | _Died], None]:
         done = [0]
 
-        def take(chunk: list[Any], results: list[_worker.ScanResult] | None) -> None:
+        def take(chunk: list[Any], results: list[_worker.ScanResult] | _Died) -> None:
             done[0] += len(chunk)
             self.progress.update("scanning", done[0], total)
-            if results is None:
+            if isinstance(results, _Died):
                 for path, _ in chunk:
-                    self.failed[path] = _WORKER_DIED_SCAN
+                    self.failed[path] = results.reason
                 return
             for r in results:
                 self.scanned.add(r.path)
+                self.digests[r.path] = r.digest
                 if r.todos:
                     self.pending_todos[r.path] = r.todos
                 if r.reason:
@@ -252,14 +399,24 @@ class Runner:
 
         return take
 
-    def _collect(self, fn: Callable[..., list[Any]], items: list[Any], *extra: Any) -> list[Any]:
+    def _collect(self, fn: Callable[..., list[Any]], items: list[Any], *extra: Any, isolate: bool = False) -> list[Any]:
+        """``fn`` over ``items``; with ``isolate`` (it parses) one file per task, in a worker."""
         out: list[Any] = []
+
+        def take(chunk: list[Any], got: list[Any] | _Died) -> None:
+            if isinstance(got, _Died):
+                for item in chunk:
+                    self.failed[item[0]] = got.reason
+            else:
+                out.extend(got)
+
         self.pool.run(
             fn,
-            _chunks(items, self.pool.jobs, 256),
+            _chunks(items, self.pool.jobs, 1 if isolate else 256),
             extra,
-            lambda _, got: out.extend(got or ()),
+            take,
             parallel=len(items) >= _PARALLEL_SCAN,
+            isolate=isolate,
         )
         return out
 
@@ -284,7 +441,7 @@ class Runner:
         searched: set[str] = set()
         mentioned: dict[str, set[str]] = {}
         while True:
-            for path, found in self._collect(_worker.bases, [(p, modules[p]) for p in todo]):
+            for path, found in self._bases([(p, modules[p]) for p in todo]):
                 bases[path] = found
             user_classes = dict(codemods.resolve_user_classes({k: v for b in bases.values() for k, v in b.items()}))
             owners: dict[str, set[str]] = {}
@@ -305,12 +462,34 @@ class Runner:
         self.needs_work.update(mentioned)
         return user_classes
 
+    def _bases(self, items: list[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]]]]:
+        """``class_bases`` of each ``(path, module)``: from the cache, else parsed in a worker."""
+        found, todo = [], []
+        for path, module in items:
+            cached = self.cache.get_bases(f"{self.digests.get(path)}:{module}") if self.cache else None
+            if cached is None:
+                todo.append((path, module))
+            else:
+                found.append((path, cached))
+        for path, classes, key in self._collect(_worker.bases, todo, isolate=True):
+            found.append((path, classes))
+            if self.cache is not None and key:
+                self.cache.put_bases(f"{key}:{dict(items)[path]}", classes)
+        return found
+
     def migrate(self, files: list[SourceFile], settings: _worker.Settings) -> None:
         """Pass 2 over the files that need work, biggest first (better balance over workers).
 
         Results land in ``self.results`` as they come, so an interrupted run knows what it did.
         """
         todo = [f for f in files if f.path in self.needs_work and f.path not in self.failed]
+        classes_key = _cache.user_classes_key(settings.user_classes)
+        if self.cache is not None:  # what the cache knows is not parsed again
+            for f in todo:
+                hit = self.cache.get_result(f"{self.digests.get(f.path)}:{f.module}:{classes_key}")
+                if hit is not None and (hit[0] == "unchanged" or settings.mode == _worker.CHECK):
+                    self.results[f.path] = _worker.FileResult(f.path, hit[0], changes=hit[1])
+            todo = [f for f in todo if f.path not in self.results]
         sizes = {f.path: _size(f.path) for f in todo}
         todo.sort(key=lambda f: -sizes[f.path])
         items = [(f.path, f.module, f.display, f.rel) for f in todo]
@@ -320,15 +499,21 @@ class Runner:
         done = [0]
         label = "checking" if settings.mode == _worker.CHECK else "migrating"
 
-        def take(chunk: list[Any], got: list[_worker.FileResult] | None) -> None:
+        def take(chunk: list[Any], got: list[_worker.FileResult] | _Died) -> None:
             done[0] += len(chunk)
             self.progress.update(label, done[0], len(items))
             for index, item in enumerate(chunk):
-                self.results[item[0]] = (
-                    got[index] if got is not None else _worker.FileResult(item[0], "failed", _WORKER_DIED)
-                )
+                result = _worker.FileResult(item[0], "failed", got.reason) if isinstance(got, _Died) else got[index]
+                written, before = self.identity[item[0]]
+                if result.status == "unchanged" and settings.mode in (_worker.WRITE, _worker.OUT):
+                    if _identity(written) != before:  # a retry: the worker that died had written it
+                        result = _worker.FileResult(item[0], "changed", "migrated before its worker died")
+                self.results[item[0]] = result
+                if self.cache is not None and result.digest:
+                    if result.status == "unchanged" or settings.mode in (_worker.CHECK, _worker.DIFF):
+                        self.cache.put_result(f"{result.digest}:{item[1]}:{classes_key}", result.status, result.changes)
 
-        self.pool.run(_worker.migrate_many, [[i] for i in items], (settings,), take)
+        self.pool.run(_worker.migrate_many, [[i] for i in items], (settings,), take, isolate=True)
 
     def _after_interrupt(self) -> None:
         """What the stopped workers did: a file replaced since the run began was migrated.
@@ -339,7 +524,7 @@ class Runner:
             for leftover in temp_files_of(written):
                 remove_leftover(leftover)
             known = self.results.get(path)
-            if known is not None and known.reason != _WORKER_DIED:  # a worker ended by Ctrl-C
+            if known is not None and not known.reason.startswith(_WORKER_DIED):  # a worker ended by Ctrl-C
                 continue
             if self.options.mode in (_worker.WRITE, _worker.OUT) and _identity(written) != before:
                 self.results[path] = _worker.FileResult(path, "changed", "migrated before the stop")
@@ -384,11 +569,13 @@ class Runner:
                 options.lightning_namespace,
             )
             self.migrate(found.files, settings)
+            if self.cache is not None and (problem := self.cache.save()):
+                self.stderr.write(f"{problem}\n")
         except KeyboardInterrupt:
             outcome.interrupted = True
             self.pool.terminate()
             self._after_interrupt()
-            self.failed = {k: v for k, v in self.failed.items() if v != _WORKER_DIED_SCAN}
+            self.failed = {k: v for k, v in self.failed.items() if not v.startswith(_WORKER_DIED)}
         finally:
             self.pool.close()
             self.progress.clear()
@@ -456,16 +643,25 @@ def _names_pattern(names: set[str]) -> re.Pattern[str]:
 
 def _check_writable(path: str) -> None:
     """Refuse a ``--report`` path that cannot be written, before anything else is written."""
+    if os.path.islink(path):
+        raise UsageError(
+            f"--report `{path}` is a symlink; it is never written through (a planted link would overwrite "
+            "its target): give another file name (nothing was written)"
+        )
     if os.path.isdir(path):
         raise UsageError(f"--report `{path}` is a folder; give a file name (nothing was written)")
     existed = os.path.lexists(path)
     try:
-        with open(path, "a", encoding="utf-8"):
+        with open(path, "a", encoding="utf-8", opener=_no_follow_opener):
             pass
     except OSError as err:
         raise UsageError(f"cannot write the report `{path}`: {err.strerror or err} (nothing was written)") from err
     if not existed:
         os.unlink(path)
+
+
+def _no_follow_opener(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0), 0o666)
 
 
 def _identity(path: str) -> tuple[int, int]:

@@ -305,3 +305,19 @@ def write_atomic(path: str, data: bytes, snap: Snapshot, *, guard: bool = True) 
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def open_no_follow(path: str) -> io.TextIOWrapper:
+    """Open ``path`` for writing text (created or truncated), never through a symlink.
+
+    ``--report``/``--out`` paths may sit in a repository someone else controls: a link planted
+    there must not make the run overwrite the file it points to.
+
+    Raises:
+        OSError: ``path`` is a symlink (``ELOOP``) or cannot be written.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):
+        raise OSError(errno.ELOOP, "is a symlink; not written through", path)
+    fd = os.open(path, flags, 0o666)
+    return io.TextIOWrapper(io.FileIO(fd, "w"), encoding="utf-8")

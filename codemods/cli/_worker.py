@@ -8,16 +8,20 @@ replace them.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
+import hashlib
 import io
 import os
 import re
 import signal
 import sys
 import threading
+import time
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst
 
@@ -25,6 +29,7 @@ import codemods
 from codemods.cli._safety import (
     TODO_PREFIX,
     Decoded,
+    Snapshot,
     Unprocessable,
     check_output,
     decode,
@@ -84,6 +89,7 @@ class FileResult:
         reason: why it failed.
         changes: the changes and TODOs (also for ``check``/``diff`` runs, where they would be made).
         diff: the unified diff (``diff`` mode).
+        digest: the content hash of the file as read (the results cache's key).
     """
 
     path: str
@@ -91,6 +97,7 @@ class FileResult:
     reason: str = ""
     changes: tuple[ChangeRecord, ...] = ()
     diff: str = ""
+    digest: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,6 +110,7 @@ class ScanResult:
         subclasses: whether it has a ``class X(...)`` statement (files that need work).
         reason: why it cannot be processed (then it is reported as failed).
         todos: the lines holding a ``# TODO(compat.migrate)`` comment already (left for a person).
+        digest: the content hash of the file as read (the results cache's key).
     """
 
     path: str
@@ -110,9 +118,15 @@ class ScanResult:
     subclasses: bool = False
     reason: str = ""
     todos: tuple[int, ...] = ()
+    digest: str = ""
 
 
-def init_worker(parent: int, lifeline_read: int, lifeline_write: int) -> None:
+SLOT_FIELDS = 3  # a worker's slot in the shared task table: task id, pid, start (monotonic ns)
+_slots: Any = None
+_slot = -1
+
+
+def init_worker(parent: int, lifeline_read: int, lifeline_write: int, slots: Any = None, counter: Any = None) -> None:
     """Set up a pool worker so that it never outlives the CLI.
 
     On Linux the kernel kills the worker when its parent dies (``PR_SET_PDEATHSIG``), even by
@@ -141,6 +155,34 @@ def init_worker(parent: int, lifeline_read: int, lifeline_write: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="compat-migrate-lifeline", daemon=True).start()
+    global _slots, _slot
+    if slots is not None and counter is not None:
+        with counter.get_lock():
+            index, counter.value = counter.value, counter.value + 1
+        if index < len(slots) // SLOT_FIELDS:
+            _slots, _slot = slots, index * SLOT_FIELDS
+
+
+def run_task(task: int, fn: Callable[..., list[Any]], chunk: list[Any], *extra: Any) -> list[Any]:
+    """``fn(chunk, *extra)``, with ``task`` written in this worker's slot while it runs.
+
+    The parent reads the slots when a worker dies or runs too long, to know which task it held
+    (:class:`codemods.cli._runner._Pool`).
+    """
+    if _slots is None:
+        return fn(chunk, *extra)
+    _slots[_slot + 1] = os.getpid()
+    _slots[_slot + 2] = time.monotonic_ns()
+    _slots[_slot] = task
+    try:
+        return fn(chunk, *extra)
+    finally:
+        _slots[_slot] = 0
+
+
+def digest(data: bytes) -> str:
+    """The content hash of a file's bytes (the results cache's key)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _todo_lines(text: str) -> tuple[int, ...]:
@@ -189,15 +231,17 @@ def scan(items: Iterable[tuple[str, str]]) -> list[ScanResult]:
             results.append(other)
             continue
         try:
-            text = _read(path).text
+            data = read_snapshot(path).data
+            text = decode(data).text
         except Unprocessable as err:
             results.append(ScanResult(path, False, reason=str(err)))
             continue
         todos = _todo_lines(text)
+        key = digest(data)
         if codemods.prescan(text):
-            results.append(ScanResult(path, True, _SUBCLASS.search(text) is not None, todos=todos))
+            results.append(ScanResult(path, True, _SUBCLASS.search(text) is not None, todos=todos, digest=key))
         else:
-            results.append(ScanResult(path, False, todos=todos))
+            results.append(ScanResult(path, False, todos=todos, digest=key))
     return results
 
 
@@ -222,8 +266,12 @@ def _is_word_char(text: str, index: int) -> bool:
     return index >= 0 and (text[index].isalnum() or text[index] == "_")
 
 
-def bases(items: Iterable[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]]]]:
-    """``(path, codemods.class_bases(...))`` for each ``(path, module)``."""
+def bases(items: Iterable[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]], str]]:
+    """``(path, codemods.class_bases(...), content hash)`` for each ``(path, module)``.
+
+    The hash is empty when ``class_bases`` failed, and for notebooks and YAML files (their results
+    are not cached): nothing worth caching.
+    """
     from codemods.cli import _formats
 
     results = []
@@ -231,13 +279,14 @@ def bases(items: Iterable[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[s
         try:
             other = _formats.bases(path, module)  # hook: notebooks and YAML
             if other is not None:
-                results.append((path, other))
+                results.append((path, other, ""))
                 continue
-            results.append((path, dict(codemods.class_bases(_read(path).text, module))))
+            data = read_snapshot(path).data
+            results.append((path, dict(codemods.class_bases(decode(data).text, module)), digest(data)))
         except Unprocessable:
             continue  # already reported by the first pass
         except Exception:  # noqa: BLE001 - a file that breaks here is reported by migrate()
-            results.append((path, {}))
+            results.append((path, {}, ""))
     return results
 
 
@@ -253,15 +302,38 @@ def _run_rules(text: str, module: str, settings: Settings) -> codemods.Result:
     )
 
 
+_C_ESCAPES = {0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f", 0x0D: "\\r"}
+_C_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\"})
+
+
+def quote_path(name: str) -> str:
+    """``name`` for a diff header, quoted as git quotes it (``core.quotePath``).
+
+    A name holding a control character, a double quote, a backslash or a non-ASCII byte is put
+    in double quotes with C escapes (``"a\\nb.py"``, ``"\\303\\274.py"``), which GNU ``patch``
+    and ``git apply`` both read; a name holding a space gets a trailing tab, as git writes it,
+    so that ``patch`` does not take the rest of the line for a date.
+    """
+    raw = os.fsencode(name)
+    if all(0x20 <= b < 0x7F and b not in (0x22, 0x5C) for b in raw):
+        return name + ("\t" if " " in name else "")
+    body = "".join(_C_ESCAPES.get(b) or (chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}") for b in raw)
+    return f'"{body}"'
+
+
 def unified_diff(display: str, before: str, after: str) -> str:
-    """A unified diff of two versions of a file, with ``\\ No newline at end of file`` marks."""
+    """A unified diff of two versions of a file, with ``\\ No newline at end of file`` marks.
+
+    The file name in the ``---``/``+++`` headers is quoted as git quotes it (:func:`quote_path`).
+    """
     lines = []
-    for line in difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True), display, display
-    ):
+    for line in difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), "a", "b"):
         if not line.endswith(("\n", "\r")):
             line += "\n\\ No newline at end of file\n"
         lines.append(line)
+    if lines:
+        name = quote_path(display)
+        lines[0], lines[1] = f"--- {name}\n", f"+++ {name}\n"
     return "".join(lines)
 
 
@@ -274,6 +346,13 @@ def migrate(path: str, module: str, display: str, rel: str, settings: Settings) 
         return other
     try:
         snap = read_snapshot(path)
+        return dataclasses.replace(_migrate(snap, path, module, display, rel, settings), digest=digest(snap.data))
+    except Unprocessable as err:
+        return FileResult(path, "failed", str(err))
+
+
+def _migrate(snap: Snapshot, path: str, module: str, display: str, rel: str, settings: Settings) -> FileResult:
+    try:
         before = decode(snap.data)
         try:
             result = _run_rules(before.text, module, settings)

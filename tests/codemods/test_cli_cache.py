@@ -1,0 +1,144 @@
+"""The results cache: a second run over an unchanged tree parses nothing, and a change anywhere
+a file's result depends on (its content, the rules, a user class in another file) is seen."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import codemods
+from compat import migrate
+
+OLD = """\
+from pytorch_lightning.plugins import DDPPlugin
+
+
+class MyDDP(DDPPlugin):  # our cluster's quirks
+    def init_ddp_connection(self, global_rank, world_size):
+        super().init_ddp_connection(global_rank, world_size)
+"""
+SUB = """\
+from base import MyDDP
+
+
+class Sub(MyDDP):
+    def init_ddp_connection(self, global_rank, world_size):
+        super().init_ddp_connection(global_rank, world_size)
+"""
+
+
+def check(tree: Path, capsys, *args: str) -> tuple[int, str]:
+    code = migrate.main(["--check", "--jobs", "1", *args, str(tree)])
+    return code, capsys.readouterr().err
+
+
+def lines(err: str) -> list[str]:
+    """The run's report without its timing."""
+    return [line for line in err.splitlines() if " scanned in " not in line]
+
+
+def no_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From now on any parse fails the test (the workers are forked: they inherit this)."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("parsed although the cache knew the answer")
+
+    monkeypatch.setattr(codemods, "migrate_source", refuse)
+    monkeypatch.setattr(codemods, "class_bases", refuse)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "base.py").write_text(OLD)
+    (root / "sub.py").write_text(SUB)
+    (root / "todo.py").write_text(
+        "from pytorch_lightning import Trainer\n\ntrainer = Trainer(gpus=2, accelerator='ddp')\n"
+    )
+    return root
+
+
+def test_a_second_check_on_an_unchanged_tree_parses_nothing(tree: Path, capsys, monkeypatch, own_results_cache) -> None:
+    first = check(tree, capsys)
+    assert first[0] == 1 and "would change: " in first[1]
+    tag = own_results_cache / "CACHEDIR.TAG"
+    assert tag.read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    assert (own_results_cache / ".gitignore").read_text().splitlines()[-1] == "*"
+    no_parsing(monkeypatch)
+    second = check(tree, capsys)
+    assert second[0] == first[0] and lines(second[1]) == lines(first[1])
+
+
+def test_a_changed_file_is_parsed_again(tree: Path, capsys, monkeypatch) -> None:
+    check(tree, capsys)
+    (tree / "todo.py").write_text("x = 1\n")
+    code, err = check(tree, capsys)
+    assert code == 1 and "todo.py" not in err  # the new content has nothing to change
+
+
+def test_a_user_class_changed_in_another_file_is_seen(tree: Path, capsys) -> None:
+    _, err = check(tree, capsys)
+    assert "would change: " in err and "sub.py" in err
+    (tree / "base.py").write_text("class MyDDP:  # no longer built on the old API\n    pass\n")
+    _, err = check(tree, capsys)
+    assert "sub.py" not in err, err  # sub.py's own text is the same; its result is not
+
+
+def test_the_rules_selected_are_part_of_the_key(tree: Path, capsys) -> None:
+    _, everything = check(tree, capsys)
+    _, only_imports = check(tree, capsys, "--select", "CM001")
+    assert lines(everything) != lines(only_imports)
+    assert lines(check(tree, capsys)[1]) == lines(everything)
+
+
+def test_a_corrupted_cache_is_ignored_and_replaced(tree: Path, capsys, own_results_cache) -> None:
+    first = check(tree, capsys)
+    [entries] = own_results_cache.glob("results-*.json")
+    data = json.loads(entries.read_text())
+    for key in data["results"]:
+        data["results"][key] = ["changed", [["CM001", "not a line", 3, None]]]  # wrong types
+    entries.write_text(json.dumps(data))
+    assert lines(check(tree, capsys)[1]) == lines(first[1])
+    entries.write_bytes(b"\x00garbage{")
+    assert lines(check(tree, capsys)[1]) == lines(first[1])
+    json.loads(entries.read_text())  # rewritten whole
+
+
+def test_a_run_in_place_never_writes_on_the_caches_word(tree: Path, capsys, own_results_cache) -> None:
+    check(tree, capsys)
+    [entries] = own_results_cache.glob("results-*.json")
+    data = json.loads(entries.read_text())
+    for key in data["results"]:  # a planted cache saying every file changes
+        data["results"][key] = ["changed", [["CM001", 1, "planted", False]]]
+    entries.write_text(json.dumps(data))
+    (tree / "plain.py").write_text("from pytorch_lightning import seed_everything\n")
+    before = (tree / "plain.py").read_text()
+    assert migrate.main(["--jobs", "1", "-q", str(tree)]) == 0
+    assert (tree / "plain.py").read_text() == before
+    assert (tree / "base.py").read_text() == codemods.migrate_source(OLD, module="base").code
+    assert "planted" not in capsys.readouterr().err
+
+
+def test_no_cache_reads_and_writes_nothing(tree: Path, capsys, monkeypatch, own_results_cache) -> None:
+    check(tree, capsys, "--no-cache")
+    assert list(own_results_cache.iterdir()) == []
+    monkeypatch.setenv("COMPAT_MIGRATE_NO_CACHE", "1")
+    check(tree, capsys)
+    assert list(own_results_cache.iterdir()) == []
+    monkeypatch.delenv("COMPAT_MIGRATE_NO_CACHE")
+    other = tree.parent / "elsewhere"
+    check(tree, capsys, "--cache-dir", str(other))
+    assert (other / "CACHEDIR.TAG").exists() and list(own_results_cache.iterdir()) == []
+
+
+def test_a_cache_dir_that_is_a_symlink_is_refused(tree: Path, capsys) -> None:
+    (tree.parent / "target").mkdir()
+    os.symlink(tree.parent / "target", tree.parent / "link")
+    with pytest.raises(SystemExit) as stop:
+        check(tree, capsys, "--cache-dir", str(tree.parent / "link"))
+    assert stop.value.code == 2
+    assert "is a symlink" in capsys.readouterr().err
