@@ -13,6 +13,7 @@ from ._edits import Change
 from ._engine import order_rules, run_rules
 from ._ids import Rule
 from ._rule import RuleCommand
+from ._suppress import parse_suppressions
 from ._table import index
 from .cm001_imports import RewriteImportsCommand
 from .cm002_class_references import RenameClassReferencesCommand
@@ -80,6 +81,12 @@ class Result:
         """Whether ``code`` differs from the input."""
         return self._changed
 
+    @property
+    def held(self) -> tuple[int, ...]:
+        """The lines whose ``# compat: ignore`` covers an edit, which held the file back
+        (``code`` is then the input: edits of one file go together, so none was made)."""
+        return tuple(sorted({c.line for c in self.changes if c.suppressed and not c.todo}))
+
 
 _PATTERNS: dict[tuple[object, frozenset[str]], tuple[re.Pattern[str], re.Pattern[bytes]]] = {}
 
@@ -142,6 +149,11 @@ def migrate_source(
             file is imported from: ``"lightning.pytorch"`` (the default) or ``"pytorch_lightning"``
             (see :mod:`codemods._lightning`).
 
+    ``# compat: ignore[CM0xx]`` comments in ``source`` are honoured (:mod:`codemods._suppress`):
+    a suppressed TODO is not added and is reported with ``suppressed=True``; a suppressed edit
+    holds the whole file back (``Result.held``): edits of one file go together (an import and
+    its uses), so none is made and the file is returned as it was.
+
     Returns:
         The migrated code and its changes; running it again changes nothing.
 
@@ -160,6 +172,7 @@ def migrate_source(
         user_classes=user_classes,
         source=source,
         lightning_namespace=lightning_namespace,
+        suppressions=parse_suppressions(source),
     )
     assert code is not None
     return Result(code, tuple(changes), code != source)

@@ -19,6 +19,7 @@ __all__ = ["build_parser", "main", "rule_summaries"]
 PROG = "python -m compat.migrate"
 TARGETS = ("strategies", "lightning")
 NAMESPACES = ("lightning.pytorch", "pytorch_lightning")  # codemods.NAMESPACES, without importing codemods
+OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif")  # codemods.cli._diagnostics.FORMATS
 
 _DESCRIPTION = """\
 Rewrite code written against the old PyTorch Lightning accelerator/plugin API (custom
@@ -73,6 +74,16 @@ def _jobs(value: str) -> int:
     if jobs < 1:
         raise argparse.ArgumentTypeError(f"`{value}`: give at least 1 process")
     return jobs
+
+
+def _count(value: str) -> int:
+    try:
+        count = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{value}` is not a number") from None
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"`{value}`: give 0 or more")
+    return count
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -158,6 +169,28 @@ def build_parser() -> argparse.ArgumentParser:
         "--report",
         metavar="FILE.json",
         help="write every change, TODO, failure and skip (with file:line and rule id) as JSON",
+    )
+    output.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default="full",
+        help="how to show the sites found (edits that --check would make, TODOs), on standard output "
+        "except `full`: `full` lists every TODO in the summary on stderr; `concise`: path:line:col: CM0xx "
+        "message lines; `json`: the --report document; `github`: workflow annotations; `sarif`: SARIF 2.1.0 "
+        "for code scanning",
+    )
+    output.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print a table of changes, TODOs and suppressed sites per rule on standard output "
+        "instead of the sites (JSON with --output-format json)",
+    )
+    output.add_argument(
+        "--max-todos",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="list at most N TODOs in the summary (default: all)",
     )
     output.add_argument(
         "-q",
@@ -250,6 +283,9 @@ def _options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
         out=args.out,
         quiet=args.quiet,
         max_size=args.max_file_size,
+        output_format=args.output_format,
+        statistics=args.statistics,
+        max_todos=args.max_todos,
     )
 
 
@@ -267,6 +303,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give at least one PATH (a file or folder to migrate)")
     if args.out and (args.check or args.diff):
         parser.error("--out writes a migrated copy; it cannot be combined with --check or --diff")
+    if args.diff and (args.output_format != "full" or args.statistics):
+        parser.error("--diff prints the diff on standard output; use --check for --output-format/--statistics")
+    if args.statistics and args.output_format in ("github", "sarif"):
+        parser.error(f"--statistics prints a table (or JSON); it has no {args.output_format} form")
     options = _options(parser, args)
     from codemods.cli import _runner
 

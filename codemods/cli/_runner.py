@@ -32,6 +32,7 @@ from typing import Any, TextIO
 import codemods
 from codemods.cli import _worker
 from codemods.cli._files import Discovery, SourceFile, discover, within
+from codemods.cli._diagnostics import render
 from codemods.cli._ignore import IgnoreSpec
 from codemods.cli._report import (
     FileOutcome,
@@ -72,6 +73,9 @@ class Options:
     quiet: bool
     max_size: int | None = None
     lightning_namespace: str | None = None
+    output_format: str = "full"
+    statistics: bool = False
+    max_todos: int | None = None
 
 
 class _Pool:
@@ -370,7 +374,8 @@ class Runner:
             _check_writable(options.report)
         found = discover(list(options.paths), list(options.exclude), options.config_excludes, options.max_size)
         out_root = _prepare_out(options.out, options.paths, found) if options.out else None
-        outcome = Outcome(options.mode, options.target, options.rules)
+        outcome = Outcome(options.mode, options.target, options.rules, max_todos=options.max_todos)
+        outcome.listed = options.output_format == "full"
         outcome.removed, outcome.leftovers = self._leftovers(found)
         try:
             user_classes = self.scan(found.files)
@@ -401,7 +406,7 @@ class Runner:
                 outcome.files.append(FileOutcome(f.display, "failed", self.failed[f.path]))
             elif f.path in self.results:
                 r = self.results[f.path]
-                outcome.files.append(FileOutcome(f.display, r.status, r.reason, r.changes))
+                outcome.files.append(FileOutcome(f.display, r.status, r.reason, r.changes, r.held))
                 if r.diff:
                     diffs.append(r.diff)
             elif outcome.interrupted and (f.path in self.needs_work or f.path not in self.scanned):
@@ -419,6 +424,7 @@ class Runner:
         lines = [line for f in outcome.files if (f.status == "failed" or not terse) and (line := file_line(outcome, f))]
         text = "\n".join([*lines, summary(outcome)]) + "\n"
         self.stderr.write(text)
+        render(outcome, self.options.output_format, self.options.statistics, self.stdout)
         if self.options.report:
             try:
                 write_report(self.options.report, outcome)

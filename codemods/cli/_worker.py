@@ -66,12 +66,18 @@ class Settings:
 
 @dataclass(frozen=True)
 class ChangeRecord:
-    """One change or TODO in a file (a picklable copy of ``codemods.Change``)."""
+    """One change or TODO in a file (a picklable copy of ``codemods.Change``).
+
+    ``line``/``column`` (1-based, columns in characters) are the site's in the file as it was
+    read; ``suppressed``: a ``# compat: ignore`` comment on that line covers the rule.
+    """
 
     rule: str
     line: int
     message: str
     todo: bool
+    column: int = 1
+    suppressed: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,8 @@ class FileResult:
         reason: why it failed.
         changes: the changes and TODOs (also for ``check``/``diff`` runs, where they would be made).
         diff: the unified diff (``diff`` mode).
+        held: lines whose ``# compat: ignore`` covers an automatic edit, which kept the whole
+            file as it was (``codemods.Result.held``).
     """
 
     path: str
@@ -91,6 +99,7 @@ class FileResult:
     reason: str = ""
     changes: tuple[ChangeRecord, ...] = ()
     diff: str = ""
+    held: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -279,9 +288,11 @@ def migrate(path: str, module: str, display: str, rel: str, settings: Settings) 
             result = _run_rules(before.text, module, settings)
         except libcst.ParserSyntaxError as err:
             return FileResult(path, "failed", _syntax_reason(before.text, err))
-        changes = tuple(ChangeRecord(_rule_id(c.rule), c.line, c.message, c.todo) for c in result.changes)
+        changes = tuple(
+            ChangeRecord(_rule_id(c.rule), c.line, c.message, c.todo, c.column, c.suppressed) for c in result.changes
+        )
         if result.code == before.text:
-            return FileResult(path, "unchanged", changes=changes)
+            return FileResult(path, "unchanged", changes=changes, held=result.held)
         after = encode(result.code, before)
         if settings.mode == CHECK:
             return FileResult(path, "changed", changes=changes)
