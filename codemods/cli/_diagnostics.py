@@ -106,7 +106,8 @@ def _open_todos(path: str, lines: list[int]) -> list[Diagnostic]:
             site += 1
         if site == line or site > len(rows):
             site = line
-        column = len(rows[site - 1]) - len(rows[site - 1].lstrip()) + 1 if rows else 1
+        code = rows[site - 1] if 0 < site <= len(rows) else ""
+        column = len(code) - len(code.lstrip()) + 1
         suppressed = suppresses(suppressions, site, rule) or suppresses(suppressions, line, rule)
         found.append(Diagnostic(path, site, column, rule, hint, OPEN_TODO, suppressed))
     return found
@@ -221,13 +222,13 @@ def _docs_url() -> str:
     from importlib import metadata
 
     try:
-        urls = metadata.metadata("strategy-compat").get_all("Project-URL") or []
+        urls: list[str] = metadata.metadata("strategy-compat").get_all("Project-URL") or []
     except metadata.PackageNotFoundError:
         urls = []
     for entry in urls:
-        label, _, url = entry.partition(",")
+        label, _, url = str(entry).partition(",")
         if label.strip().lower() == "documentation" and url.strip():
-            return url.strip()
+            return str(url).strip()
     return DOCS_URL
 
 
@@ -293,7 +294,7 @@ def sarif(outcome: Outcome, diagnostics: list[Diagnostic], rules: list[tuple[str
                 "rules": [
                     {
                         "id": rule,
-                        "shortDescription": {"text": summary.replace("``", "`")},
+                        "shortDescription": {"text": summary},
                         "helpUri": f"{docs}#{rule.lower()}",
                         "defaultConfiguration": {"level": "error"},
                     }
@@ -361,7 +362,7 @@ def render(outcome: Outcome, output_format: str, show_statistics: bool, stream: 
     from codemods.cli._report import to_json
 
     diagnostics = outcome.diagnostics()
-    rules = rule_summaries()
+    rules = [(rule, summary.replace("``", "`")) for rule, summary in rule_summaries()]
     if show_statistics:
         rows = statistics(diagnostics, outcome)
         if output_format == "json":

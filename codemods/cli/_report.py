@@ -133,8 +133,9 @@ def file_line(outcome: Outcome, f: FileOutcome) -> str | None:
         return f"failed: {f.display}: {f.reason}"
     if f.status != "changed":
         return None
-    todos = sum(1 for c in f.changes if c.todo)
-    detail = _plural(len(f.changes) - todos, "change") + (f", {_plural(todos, 'TODO')}" if todos else "")
+    todos = sum(1 for c in f.changes if c.todo and not c.suppressed)
+    edits = sum(1 for c in f.changes if not c.todo and not c.suppressed)
+    detail = _plural(edits, "change") + (f", {_plural(todos, 'TODO')}" if todos else "")
     verb = "would change" if outcome.mode in (CHECK, DIFF) else "migrated"
     return f"{verb}: {f.display} ({detail})"
 

@@ -170,6 +170,18 @@ def _rule_id(rule: object) -> str:
     return str(getattr(rule, "value", rule))
 
 
+def _record(change: codemods.Change) -> ChangeRecord:
+    """A picklable copy of a change (``column``/``suppressed``: absent from a stand-in's changes)."""
+    return ChangeRecord(
+        _rule_id(change.rule),
+        change.line,
+        change.message,
+        change.todo,
+        getattr(change, "column", 1),
+        getattr(change, "suppressed", False),
+    )
+
+
 def _syntax_reason(text: str, err: libcst.ParserSyntaxError) -> str:
     try:
         ast.parse(text)
@@ -288,11 +300,9 @@ def migrate(path: str, module: str, display: str, rel: str, settings: Settings) 
             result = _run_rules(before.text, module, settings)
         except libcst.ParserSyntaxError as err:
             return FileResult(path, "failed", _syntax_reason(before.text, err))
-        changes = tuple(
-            ChangeRecord(_rule_id(c.rule), c.line, c.message, c.todo, c.column, c.suppressed) for c in result.changes
-        )
+        changes = tuple(_record(c) for c in result.changes)
         if result.code == before.text:
-            return FileResult(path, "unchanged", changes=changes, held=result.held)
+            return FileResult(path, "unchanged", changes=changes, held=tuple(getattr(result, "held", ())))
         after = encode(result.code, before)
         if settings.mode == CHECK:
             return FileResult(path, "changed", changes=changes)
