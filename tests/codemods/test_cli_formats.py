@@ -375,3 +375,16 @@ def test_format_options_that_cannot_go_together_are_usage_errors(work: Path, cap
             migrate.main([*args, "train.py"])
         assert exit_info.value.code == 2
         assert "error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_columns_count_characters_after_tabs_and_in_crlf_files(newline: str) -> None:
+    lines = ["from pytorch_lightning import Trainer", "if True:", "\tt = Trainer(gpus=1)  # «é»", "\tt.accelerator_connector"]
+    source = newline.join(lines) + newline
+    changes = {(c.line, c.rule): c for c in codemods.migrate_source(source).changes}
+    gpus = changes[(3, "CM006")]
+    assert lines[2][gpus.column - 1 :].startswith("gpus=1")
+    todo = changes[(4, "CM007")]
+    assert todo.todo and todo.column == 2  # the statement's first token, after the tab
+    # a Change built the old way still works (the new fields have defaults)
+    assert codemods.Change("CM002", 1, "x").column == 1 and not codemods.Change("CM002", 1, "x").suppressed
