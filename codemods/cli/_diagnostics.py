@@ -11,17 +11,13 @@ first line of the statement (or of the bracketed argument) the comment goes abov
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TextIO
 
-from codemods.cli._worker import CHECK, DIFF
-
-if TYPE_CHECKING:
-    from codemods.cli._report import Outcome
+from codemods.cli._worker import ChangeRecord
 
 __all__ = [
     "FORMATS",
@@ -29,7 +25,7 @@ __all__ = [
     "collect",
     "escape_data",
     "escape_property",
-    "render",
+    "rule_summaries",
     "statistics",
 ]
 
@@ -83,6 +79,19 @@ class Diagnostic:
         return f"TODO: {self.message}"
 
 
+def rule_summaries() -> list[tuple[str, str]]:
+    """``(rule id, one-line summary)`` for every rule, in id order (the first docstring line)."""
+    import inspect
+
+    import codemods
+
+    return [
+        (str(rule), inspect.cleandoc(codemods.RULES[rule].__doc__ or "").split("\n", 1)[0].strip())
+        for rule in codemods.Rule
+        if rule in codemods.RULES
+    ]
+
+
 def _open_todos(path: str, lines: list[int]) -> list[Diagnostic]:
     """The ``# TODO(compat.migrate)`` comments at ``lines`` of ``path``, located at their site:
     the first line of code below each comment (the line a new run would report)."""
@@ -113,29 +122,33 @@ def _open_todos(path: str, lines: list[int]) -> list[Diagnostic]:
     return found
 
 
-def collect(outcome: Outcome) -> list[Diagnostic]:
+def collect(
+    files: Iterable[tuple[str, Sequence[ChangeRecord], bool]], pending: Iterable[tuple[str, int]], checking: bool
+) -> list[Diagnostic]:
     """Every diagnostic of a run, suppressed ones included, sorted by file and position.
 
-    ``--check``/``--diff`` flag the edits they would make; a run that writes flags what is left:
-    the TODOs, and the edits a ``# compat: ignore`` held back.
+    Args:
+        files: ``(display path, changes, held)`` per file.
+        pending: ``(display path, line)`` of the ``# TODO(compat.migrate)`` comments found.
+        checking: ``--check``/``--diff``, which flag the edits they would make; a run that
+            writes flags what is left: the TODOs, and the edits a ``# compat: ignore`` held back.
     """
-    checking = outcome.mode in (CHECK, DIFF)
     found: list[Diagnostic] = []
     todo_sites: set[tuple[str, int, str]] = set()
-    for f in outcome.files:
-        for c in f.changes:
+    for display, changes, held in files:
+        for c in changes:
             if c.todo:
                 kind = TODO
-                todo_sites.add((f.display, c.line, c.rule))
-            elif f.held and not c.suppressed:
+                todo_sites.add((display, c.line, c.rule))
+            elif held and not c.suppressed:
                 kind = HELD
             elif checking or c.suppressed:
                 kind = CHANGE
             else:
                 continue  # made by this run
-            found.append(Diagnostic(f.display, c.line, c.column, c.rule, c.message, kind, c.suppressed))
+            found.append(Diagnostic(display, c.line, c.column, c.rule, c.message, kind, c.suppressed))
     by_file: dict[str, list[int]] = {}
-    for display, line in outcome.pending:
+    for display, line in pending:
         by_file.setdefault(display, []).append(line)
     for display, lines in by_file.items():
         for d in _open_todos(display, lines):
@@ -241,9 +254,15 @@ def _version() -> str:
         return "0+unknown"
 
 
-def sarif(outcome: Outcome, diagnostics: list[Diagnostic], rules: list[tuple[str, str]]) -> dict[str, object]:
+def sarif(
+    diagnostics: list[Diagnostic],
+    rules: list[tuple[str, str]],
+    failures: list[tuple[str, str]],
+    interrupted: bool = False,
+) -> dict[str, object]:
     """A SARIF 2.1.0 log (GitHub code scanning's format): every rule, every diagnostic (a
-    suppressed one with an ``inSource`` suppression), files that failed as notifications."""
+    suppressed one with an ``inSource`` suppression), ``failures`` (``(path, reason)``) as
+    notifications."""
     docs = _docs_url()
     index = {rule: i for i, (rule, _) in enumerate(rules)}
     results = []
@@ -272,17 +291,16 @@ def sarif(outcome: Outcome, diagnostics: list[Diagnostic], rules: list[tuple[str
             result["suppressions"] = [{"kind": "inSource", "justification": "# compat: ignore"}]
         results.append(result)
     notifications = []
-    for f in outcome.files:
-        if f.status == "failed":
-            uri, relative = _uri(f.display)
-            artifact = {"uri": uri, **({"uriBaseId": "%SRCROOT%"} if relative else {})}
-            notifications.append(
-                {
-                    "level": "error",
-                    "message": {"text": f.reason},
-                    "locations": [{"physicalLocation": {"artifactLocation": artifact}}],
-                }
-            )
+    for path, reason in failures:
+        uri, relative = _uri(path)
+        artifact = {"uri": uri, **({"uriBaseId": "%SRCROOT%"} if relative else {})}
+        notifications.append(
+            {
+                "level": "error",
+                "message": {"text": reason},
+                "locations": [{"physicalLocation": {"artifactLocation": artifact}}],
+            }
+        )
     from pathlib import Path
 
     run: dict[str, object] = {
@@ -306,7 +324,7 @@ def sarif(outcome: Outcome, diagnostics: list[Diagnostic], rules: list[tuple[str
         "columnKind": "unicodeCodePoints",
         "invocations": [
             {
-                "executionSuccessful": not outcome.interrupted and not notifications,
+                "executionSuccessful": not interrupted and not notifications,
                 "toolExecutionNotifications": notifications,
             }
         ],
@@ -318,9 +336,10 @@ def sarif(outcome: Outcome, diagnostics: list[Diagnostic], rules: list[tuple[str
 # -- statistics -------------------------------------------------------------------------------
 
 
-def statistics(diagnostics: list[Diagnostic], outcome: Outcome) -> list[dict[str, object]]:
-    """Per rule with anything to count: edits (made, or to be made with ``--check``), TODOs
-    (new and open, unsuppressed; held edits count here) and suppressed sites."""
+def statistics(diagnostics: list[Diagnostic], applied: Iterable[str] = ()) -> list[dict[str, object]]:
+    """Per rule with anything to count: edits (made: the rule ids in ``applied``, or to be made
+    with ``--check``), TODOs (new and open, unsuppressed; held edits count here) and
+    suppressed sites."""
     changes: Counter[str] = Counter()
     todos: Counter[str] = Counter()
     suppressed: Counter[str] = Counter()
@@ -331,10 +350,7 @@ def statistics(diagnostics: list[Diagnostic], outcome: Outcome) -> list[dict[str
             changes[d.rule] += 1
         else:
             todos[d.rule] += 1
-    if outcome.mode not in (CHECK, DIFF):  # the edits this run made are not diagnostics
-        for f in outcome.files:
-            if f.status == "changed":
-                changes.update(c.rule for c in f.changes if not c.todo and not c.suppressed)
+    changes.update(applied)  # the edits this run made are not diagnostics
     rules = sorted(set(changes) | set(todos) | set(suppressed))
     return [{"rule": r, "changes": changes[r], "todos": todos[r], "suppressed": suppressed[r]} for r in rules]
 
@@ -351,32 +367,3 @@ def statistics_table(rows: list[dict[str, object]], summaries: dict[str, str]) -
             f"{rule:<6} {row['changes']:>7} {row['todos']:>6} {row['suppressed']:>10}  {summaries.get(rule, '')}"
         )
     return "\n".join(lines) + "\n"
-
-
-# -- dispatch ---------------------------------------------------------------------------------
-
-
-def render(outcome: Outcome, output_format: str, show_statistics: bool, stream: TextIO) -> None:
-    """Write ``--output-format``/``--statistics`` output to ``stream`` (standard output)."""
-    from codemods.cli._main import rule_summaries
-    from codemods.cli._report import to_json
-
-    diagnostics = outcome.diagnostics()
-    rules = [(rule, summary.replace("``", "`")) for rule, summary in rule_summaries()]
-    if show_statistics:
-        rows = statistics(diagnostics, outcome)
-        if output_format == "json":
-            stream.write(json.dumps(rows, indent=2) + "\n")
-        else:
-            stream.write(statistics_table(rows, dict(rules)))
-        return
-    if output_format == "concise":
-        stream.write(concise(diagnostics))
-    elif output_format == "github":
-        failures = [(f.display, f.reason) for f in outcome.files if f.status == "failed"]
-        stream.write(github(diagnostics, failures))
-    elif output_format == "sarif":
-        stream.write(json.dumps(sarif(outcome, diagnostics, rules), indent=2) + "\n")
-    elif output_format == "json":
-        stream.write(json.dumps(to_json(outcome), indent=2) + "\n")
-    stream.flush()

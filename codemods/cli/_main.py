@@ -220,15 +220,9 @@ def _expand(ids: Sequence[str], known: Sequence[str], option: str) -> tuple[str,
 
 def rule_summaries() -> list[tuple[str, str]]:
     """``(rule id, one-line summary)`` for every rule, in id order (the first docstring line)."""
-    import inspect
+    from codemods.cli._diagnostics import rule_summaries as summaries
 
-    import codemods
-
-    return [
-        (str(rule), inspect.cleandoc(codemods.RULES[rule].__doc__ or "").split("\n", 1)[0].strip())
-        for rule in codemods.Rule
-        if rule in codemods.RULES
-    ]
+    return summaries()
 
 
 def _list_rules(stdout: object) -> int:

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from codemods.cli import _diagnostics
 from codemods.cli._files import Skipped
 from codemods.cli._diagnostics import CHANGE, OPEN_TODO, Diagnostic, collect
 from codemods.cli._worker import CHECK, DIFF, ChangeRecord
@@ -89,8 +90,19 @@ class Outcome:
     def diagnostics(self) -> list[Diagnostic]:
         """Every site this run flags, suppressed ones included (:func:`codemods.cli._diagnostics.collect`)."""
         if self._diagnostics is None:
-            self._diagnostics = collect(self)
+            files = [(f.display, f.changes, bool(f.held)) for f in self.files]
+            self._diagnostics = collect(files, self.pending, self.mode in (CHECK, DIFF))
         return self._diagnostics
+
+    def applied(self) -> list[str]:
+        """The rule id of each edit this run made (none for ``--check``/``--diff``)."""
+        if self.mode in (CHECK, DIFF):
+            return []
+        return [c.rule for f in self.files if f.status == "changed" for c in f.changes if not c.todo]
+
+    def failures(self) -> list[tuple[str, str]]:
+        """``(display path, reason)`` of the files that could not be processed."""
+        return [(f.display, f.reason) for f in self.files if f.status == "failed"]
 
     def count(self, status: str) -> int:
         """How many files ended with ``status``."""
@@ -301,7 +313,7 @@ def to_json(outcome: Outcome) -> dict[str, object]:
             }
             for d in diagnostics
         ],
-        "statistics": statistics(diagnostics, outcome),
+        "statistics": statistics(diagnostics, outcome.applied()),
         "exit_code": outcome.exit_code(),
         "leftover_temp_files": {"removed": outcome.removed, "kept": outcome.leftovers},
         "files": {f.display: f.status for f in outcome.files},
@@ -313,3 +325,27 @@ def write_report(path: str, outcome: Outcome) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(to_json(outcome), fh, indent=2)
         fh.write("\n")
+
+
+def render(outcome: Outcome, output_format: str, show_statistics: bool, stream: TextIO) -> None:
+    """Write ``--output-format``/``--statistics`` output to ``stream`` (standard output)."""
+    diagnostics = outcome.diagnostics()
+    rules = [(rule, summary.replace("``", "`")) for rule, summary in _diagnostics.rule_summaries()]
+    if show_statistics:
+        rows = _diagnostics.statistics(diagnostics, outcome.applied())
+        if output_format == "json":
+            stream.write(json.dumps(rows, indent=2) + "\n")
+        else:
+            stream.write(_diagnostics.statistics_table(rows, dict(rules)))
+        return
+    if output_format == "concise":
+        stream.write(_diagnostics.concise(diagnostics))
+    elif output_format == "github":
+        stream.write(_diagnostics.github(diagnostics, outcome.failures()))
+    elif output_format == "sarif":
+        stream.write(
+            json.dumps(_diagnostics.sarif(diagnostics, rules, outcome.failures(), outcome.interrupted), indent=2) + "\n"
+        )
+    elif output_format == "json":
+        stream.write(json.dumps(to_json(outcome), indent=2) + "\n")
+    stream.flush()

@@ -32,13 +32,13 @@ from typing import Any, TextIO
 import codemods
 from codemods.cli import _worker
 from codemods.cli._files import Discovery, SourceFile, discover, within
-from codemods.cli._diagnostics import render
 from codemods.cli._ignore import IgnoreSpec
 from codemods.cli._report import (
     FileOutcome,
     Outcome,
     Progress,
     file_line,
+    render,
     summary,
     write_report,
 )

@@ -379,7 +379,12 @@ def test_format_options_that_cannot_go_together_are_usage_errors(work: Path, cap
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 def test_columns_count_characters_after_tabs_and_in_crlf_files(newline: str) -> None:
-    lines = ["from pytorch_lightning import Trainer", "if True:", "\tt = Trainer(gpus=1)  # «é»", "\tt.accelerator_connector"]
+    lines = [
+        "from pytorch_lightning import Trainer",
+        "if True:",
+        "\tt = Trainer(gpus=1)  # «é»",
+        "\tt.accelerator_connector",
+    ]
     source = newline.join(lines) + newline
     changes = {(c.line, c.rule): c for c in codemods.migrate_source(source).changes}
     gpus = changes[(3, "CM006")]
