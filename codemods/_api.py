@@ -183,8 +183,9 @@ def as_codemod(
 ) -> Codemod:
     """One rule (with the rules it requires) as a ``libcst.codemod.Codemod``, for libcst's own tools.
 
-    TODOs are also reported through ``context.warnings``; the module name for relative
-    imports comes from ``context.full_module_name``.
+    TODOs are also reported through ``context.warnings`` (not the ones a ``# compat: ignore``
+    comment suppresses, see :func:`migrate_source`); the module name for relative imports comes
+    from ``context.full_module_name``.
     """
     from libcst.codemod import Codemod
 
@@ -196,10 +197,15 @@ def as_codemod(
 
         def transform_module_impl(self, tree: cst.Module) -> cst.Module:
             module, _, changes, _ = run_rules(
-                tree, rules, module=self.context.full_module_name or "", target=target, user_classes=user_classes
+                tree,
+                rules,
+                module=self.context.full_module_name or "",
+                target=target,
+                user_classes=user_classes,
+                suppressions=parse_suppressions(tree.code),
             )
             for change in changes:
-                if change.todo:
+                if change.todo and not change.suppressed:
                     self.warn(f"line {change.line}: {change.rule} {change.message}")
             return module
 

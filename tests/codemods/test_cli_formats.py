@@ -393,3 +393,13 @@ def test_columns_count_characters_after_tabs_and_in_crlf_files(newline: str) -> 
     assert todo.todo and todo.column == 2  # the statement's first token, after the tab
     # a Change built the old way still works (the new fields have defaults)
     assert codemods.Change("CM002", 1, "x").column == 1 and not codemods.Change("CM002", 1, "x").suppressed
+
+
+def test_the_libcst_codemod_adapter_honours_suppressions() -> None:
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+
+    source = "from pytorch_lightning.plugins import RPCPlugin  # compat: ignore[CM007]\n"
+    context = CodemodContext()
+    new = codemods.as_codemod(codemods.Rule.CM007, context).transform_module(cst.parse_module(source))
+    assert new.code == source and not context.warnings
