@@ -92,9 +92,26 @@ def rule_summaries() -> list[tuple[str, str]]:
     ]
 
 
+def _not_code(row: str) -> bool:
+    return not row.strip() or row.lstrip().startswith("#")
+
+
+def _cell_hint(hint: str) -> str:
+    """A hint read from a notebook's JSON line: up to the end of the cell line, unescaped."""
+    import json
+
+    text = re.split(r'\\n|(?<!\\)"', hint, maxsplit=1)[0]
+    try:
+        value = json.loads(f'"{text}"')
+    except ValueError:
+        return text
+    return value if isinstance(value, str) else text
+
+
 def _open_todos(path: str, lines: list[int]) -> list[Diagnostic]:
     """The ``# TODO(compat.migrate)`` comments at ``lines`` of ``path``, located at their site:
-    the first line of code below each comment (the line a new run would report)."""
+    the first line of code below each comment (the line a new run would report); in a notebook,
+    whose lines are the JSON's, the comment's own line."""
     from codemods._suppress import parse_suppressions, suppresses
     from codemods.cli._safety import Unprocessable, decode, read_snapshot
 
@@ -105,18 +122,26 @@ def _open_todos(path: str, lines: list[int]) -> list[Diagnostic]:
     rows = text.splitlines()
     suppressions = parse_suppressions(text)
     found = []
+    notebook = path.endswith(".ipynb")
     for line in lines:
         comment = rows[line - 1] if 0 < line <= len(rows) else ""
         match = _TODO_COMMENT.search(comment)
         rule = (match.group("rule") if match else None) or "CM000"
         hint = match.group("hint").strip() if match else "a TODO(compat.migrate) comment"
+        if notebook:
+            hint = _cell_hint(hint)
         site = line
-        while site < len(rows) and (not rows[site - 1].strip() or rows[site - 1].lstrip().startswith("#")):
+        while (
+            not notebook
+            and site < len(rows)
+            and (not rows[site - 1].strip() or rows[site - 1].lstrip().startswith("#"))
+        ):
             site += 1
         if site == line or site > len(rows):
             site = line
         code = rows[site - 1] if 0 < site <= len(rows) else ""
-        column = len(code) - len(code.lstrip()) + 1
+        # the first token of the code below; in a notebook (JSON lines) the comment itself
+        column = max(code.find("#"), 0) + 1 if notebook else len(code) - len(code.lstrip()) + 1
         suppressed = suppresses(suppressions, site, rule) or suppresses(suppressions, line, rule)
         found.append(Diagnostic(path, site, column, rule, hint, OPEN_TODO, suppressed))
     return found
@@ -135,11 +160,13 @@ def collect(
     """
     found: list[Diagnostic] = []
     todo_sites: set[tuple[str, int, str]] = set()
+    todo_hints: set[tuple[str, str, str]] = set()  # notebooks: their records' lines are the cells'
     for display, changes, held in files:
         for c in changes:
             if c.todo:
                 kind = TODO
                 todo_sites.add((display, c.line, c.rule))
+                todo_hints.add((display, c.rule, c.message.rpartition(": ")[2] if display.endswith(".ipynb") else ""))
             elif held and not c.suppressed:
                 kind = HELD
             elif checking or c.suppressed:
@@ -152,7 +179,8 @@ def collect(
         by_file.setdefault(display, []).append(line)
     for display, lines in by_file.items():
         for d in _open_todos(display, lines):
-            if (d.path, d.line, d.rule) not in todo_sites:
+            hint = d.message.rpartition(": ")[2] if d.path.endswith(".ipynb") else None
+            if (d.path, d.line, d.rule) not in todo_sites and (d.path, d.rule, hint) not in todo_hints:
                 found.append(d)
     return sorted(found, key=lambda d: (d.path, d.line, d.column, d.rule))
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from codemods.cli import _diagnostics
-from codemods.cli._files import Skipped
 from codemods.cli._diagnostics import CHANGE, OPEN_TODO, Diagnostic, collect
+from codemods.cli._files import Skipped
 from codemods.cli._worker import CHECK, DIFF, ChangeRecord
 
 _LIST_LIMIT = 8

@@ -403,3 +403,19 @@ def test_the_libcst_codemod_adapter_honours_suppressions() -> None:
     context = CodemodContext()
     new = codemods.as_codemod(codemods.Rule.CM007, context).transform_module(cst.parse_module(source))
     assert new.code == source and not context.warnings
+
+
+def test_open_todos_in_notebooks_and_yaml_are_listed_once_with_their_hint(work: Path, capsys) -> None:
+    fixtures = REPO / "tests" / "codemods" / "fixtures"
+    (work / "train.ipynb").write_bytes((fixtures / "notebooks" / "train.in.ipynb").read_bytes())
+    (work / "hydra.yaml").write_bytes((fixtures / "yaml" / "hydra.in.yaml").read_bytes())
+    cli(capsys, "train.ipynb", "hydra.yaml")  # leaves TODO comments in both
+    code, out, _ = cli(capsys, "--check", "train.ipynb", "hydra.yaml", "--output-format", "concise")
+    assert code == 1
+    rows = concise(out)
+    keys = [(r["path"], r["line"], r["rule"]) for r in rows]
+    assert len(keys) == len(set(keys)) and {r["path"] for r in rows} == {"train.ipynb", "hydra.yaml"}
+    for row in rows:
+        assert "\\n" not in row["msg"] and not row["msg"].endswith('"'), row
+        if row["path"] == "hydra.yaml":  # at the key below the comment
+            assert not at(work / "hydra.yaml", int(row["line"]), int(row["col"])).startswith("#")
