@@ -13,6 +13,7 @@ from ._edits import Change
 from ._engine import order_rules, run_rules
 from ._ids import Rule
 from ._rule import RuleCommand
+from ._suppress import parse_suppressions
 from ._table import index
 from .cm001_imports import RewriteImportsCommand
 from .cm002_class_references import RenameClassReferencesCommand
@@ -79,6 +80,12 @@ class Result:
     def changed(self) -> bool:
         """Whether ``code`` differs from the input."""
         return self._changed
+
+    @property
+    def held(self) -> tuple[int, ...]:
+        """The lines whose ``# compat: ignore`` covers an edit, which held the file back
+        (``code`` is then the input: edits of one file go together, so none was made)."""
+        return tuple(sorted({c.line for c in self.changes if c.suppressed and not c.todo}))
 
 
 #: A pre-scan group: substrings one of which the text must hold, and the regex that decides.
@@ -181,6 +188,11 @@ def migrate_source(
             file is imported from: ``"lightning.pytorch"`` (the default) or ``"pytorch_lightning"``
             (see :mod:`codemods._lightning`).
 
+    ``# compat: ignore[CM0xx]`` comments in ``source`` are honoured (:mod:`codemods._suppress`):
+    a suppressed TODO is not added and is reported with ``suppressed=True``; a suppressed edit
+    holds the whole file back (``Result.held``): edits of one file go together (an import and
+    its uses), so none is made and the file is returned as it was.
+
     Returns:
         The migrated code and its changes; running it again changes nothing.
 
@@ -199,6 +211,7 @@ def migrate_source(
         user_classes=user_classes,
         source=source,
         lightning_namespace=lightning_namespace,
+        suppressions=parse_suppressions(source),
     )
     assert code is not None
     return Result(code, tuple(changes), code != source)
@@ -209,8 +222,9 @@ def as_codemod(
 ) -> Codemod:
     """One rule (with the rules it requires) as a ``libcst.codemod.Codemod``, for libcst's own tools.
 
-    TODOs are also reported through ``context.warnings``; the module name for relative
-    imports comes from ``context.full_module_name``.
+    TODOs are also reported through ``context.warnings`` (not the ones a ``# compat: ignore``
+    comment suppresses, see :func:`migrate_source`); the module name for relative imports comes
+    from ``context.full_module_name``.
     """
     from libcst.codemod import Codemod
 
@@ -222,10 +236,15 @@ def as_codemod(
 
         def transform_module_impl(self, tree: cst.Module) -> cst.Module:
             module, _, changes, _ = run_rules(
-                tree, rules, module=self.context.full_module_name or "", target=target, user_classes=user_classes
+                tree,
+                rules,
+                module=self.context.full_module_name or "",
+                target=target,
+                user_classes=user_classes,
+                suppressions=parse_suppressions(tree.code),
             )
             for change in changes:
-                if change.todo:
+                if change.todo and not change.suppressed:
                     self.warn(f"line {change.line}: {change.rule} {change.message}")
             return module
 

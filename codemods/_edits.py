@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import libcst as cst
 
@@ -19,6 +20,7 @@ from ._ids import Rule
 from ._layout import add_lines, comments
 from ._scopes import Analysis
 from ._splice import code_for, track
+from ._suppress import Suppressions, suppresses
 
 __all__ = ["Change", "Edits", "TodoLine", "before_item", "set_value", "with_before_item"]
 
@@ -31,6 +33,7 @@ _STANDALONE = (
 # Bracketed sequences whose items can carry a TODO line above them (see ``Edits.todo``).
 _CONTAINERS = (cst.Call, cst.Tuple, cst.List, cst.Set)
 
+_Entry = TypeVar("_Entry")
 Fn = Callable[[cst.CSTNode], "cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]"]
 
 
@@ -43,12 +46,19 @@ class Change:
         line: the 1-based line of the site in the original source.
         message: ``"DDPPlugin -> DDPStrategy"``, or the TODO hint.
         todo: whether this is a TODO left for a person rather than an edit.
+        column: the 1-based column (in characters) of the site on ``line``; a statement's is
+            that of its first token.
+        suppressed: a ``# compat: ignore`` comment on ``line`` covers this rule
+            (:mod:`codemods._suppress`): the TODO was not added; an edit was not made (nor any
+            other edit of the file, see ``Result.held``).
     """
 
     rule: str
     line: int
     message: str
     todo: bool = False
+    column: int = 1
+    suppressed: bool = False
 
 
 @dataclass
@@ -59,6 +69,7 @@ class _Record:
     todo: bool
     order: int
     text: str = ""  # the TODO comment, for a TODO already in the source
+    undo: Callable[[], None] | None = None  # takes back the TODO comment this record added
 
 
 class Edits:
@@ -135,11 +146,14 @@ class Edits:
         self._seen_todos.add((id(statement), text))
         leading = self._leading(statement)
         present = any(line.comment is not None and line.comment.value == text for line in leading)
+        undo = None
         if not present:
-            self._todos.setdefault(id(statement), []).append((text, True))
+            entries = self._todos.setdefault(id(statement), [])
+            entries.append((text, True))
             self._added[text] = self._added.get(text, 0) + 1
+            undo = self._undo(entries, (text, True), text)
         # A TODO's line is the statement's own first line (after its leading comments).
-        self._record(statement, rule, hint, True, text if present else "")
+        self._record(statement, rule, hint, True, text if present else "", undo)
 
     def _slot(
         self, site: cst.CSTNode, statement: cst.CSTNode
@@ -175,13 +189,31 @@ class Edits:
         self._seen_todos.add((id(item), text))
         before = before_item(container, index)
         assert isinstance(before, cst.ParenthesizedWhitespace)
+        undo = None
         if not any(line.comment is not None and line.comment.value == text for line in before.empty_lines):
-            self._inline.setdefault(id(container), {}).setdefault(index, []).append((text, element))
+            entries = self._inline.setdefault(id(container), {}).setdefault(index, [])
+            entries.append((text, element))
             self._added[text] = self._added.get(text, 0) + 1
-        self._record(item, rule, hint, True)
+            undo = self._undo(entries, (text, element), text)
+        self._record(item, rule, hint, True, undo=undo)
 
-    def _record(self, site: cst.CSTNode, rule: Rule, message: str, todo: bool, text: str = "") -> None:
-        self._records.append(_Record(site, str(rule), message, todo, len(self._records), text))
+    def _undo(self, entries: list[_Entry], entry: _Entry, text: str) -> Callable[[], None]:
+        def undo() -> None:
+            entries.remove(entry)
+            self._added[text] -= 1
+
+        return undo
+
+    def _record(
+        self,
+        site: cst.CSTNode,
+        rule: Rule,
+        message: str,
+        todo: bool,
+        text: str = "",
+        undo: Callable[[], None] | None = None,
+    ) -> None:
+        self._records.append(_Record(site, str(rule), message, todo, len(self._records), text, undo))
 
     def _present_lines(self, source: str | None) -> dict[int, int] | None:
         """Lines of TODOs already in ``source``, found as text (no code generation needed)."""
@@ -221,34 +253,66 @@ class Edits:
     def _index(leading: Sequence[cst.EmptyLine], text: str) -> int:
         return max(i for i, line in enumerate(leading) if line.comment is not None and line.comment.value == text)
 
-    def finish(self, source: str | None = None) -> tuple[cst.Module, str | None, list[Change]]:
+    def _positions(
+        self, source: str | None, units: set[int]
+    ) -> tuple[dict[int, int], dict[int, int], dict[int, tuple[int, int, list[str]]]]:
+        """Each record site's line and column in the original, and the spans of ``units``."""
+        module = self.analysis.module
+        known = self._present_lines(source)
+        sites = {id(r.site) for r in self._records}
+        state = track(module, sites, units)
+        lines = {**state.lines, **(known or {})}
+        for r in self._records:
+            # A statement's line is its own first line (after its leading comments).
+            if not r.text and id(r.site) in state.lines:
+                lines[id(r.site)] = state.lines[id(r.site)] + len(getattr(r.site, "leading_lines", ()))
+        return lines, state.columns, state.spans
+
+    def finish(
+        self, source: str | None = None, suppressions: Suppressions | None = None
+    ) -> tuple[cst.Module, str | None, list[Change]]:
         """Apply everything.
 
         Args:
             source: the original text of the module, to splice the new code into (else only
                 the new module is built).
+            suppressions: line -> rules suppressed there (:func:`codemods._suppress.parse_suppressions`).
+                A suppressed TODO is not added; a suppressed edit holds the whole file back:
+                edits of one file go together (an import and its uses), so none is made.
 
         Returns:
             The new module, its code (``source`` itself when nothing changed; ``None`` when no
-            source was given), and the reported changes in source order.
+            source was given), and the reported changes in source order (a suppressed edit
+            among them means that it held the file back).
         """
         module = self.analysis.module
+        suppressed: set[int] = set()
+        held = False
+        if suppressions and self._records:
+            lines, _, _ = self._positions(source, set())
+            for r in self._records:
+                if suppresses(suppressions, lines.get(id(r.site), 1), r.rule):
+                    suppressed.add(r.order)
+                    held = held or not r.todo
+                    if r.undo is not None:
+                        r.undo()
+        if held:
+            self._fns, self._todos, self._inline, self._added = {}, {}, {}, {}
         new = self.apply()
         units = self._units if new is not module else set()
-        known = self._present_lines(source)
-        sites = {id(r.site) for r in self._records if known is None or id(r.site) not in known}
-        state = track(module, sites, units)
-        lines = {**state.lines, **(known or {})}
-        for r in self._records:
-            if r.todo and not r.text and id(r.site) in state.lines:
-                lines[id(r.site)] = state.lines[id(r.site)] + len(getattr(r.site, "leading_lines", ()))
+        lines, columns, spans = self._positions(source, units)
         records = sorted(self._records, key=lambda r: (lines.get(id(r.site), 0), r.order))
-        changes = [Change(r.rule, lines.get(id(r.site), 1), r.message, r.todo) for r in records]
+        changes = [
+            Change(
+                r.rule, lines.get(id(r.site), 1), r.message, r.todo, columns.get(id(r.site), 1), r.order in suppressed
+            )
+            for r in records
+        ]
         if source is None:
             return new, None, changes
         if new is module:
             return new, source, changes
-        code = self._spliced(module, new, state.spans, units, source)
+        code = self._spliced(module, new, spans, units, source)
         for text, added in self._added.items():  # never lose a TODO in silence
             if code.count(text) < source.count(text) + added:
                 raise RuntimeError(f"an edit dropped the place of a TODO it was given: {text!r}")

@@ -27,6 +27,7 @@ from ._lightning import finish_lightning
 from ._members import find_member_sites
 from ._rule import RuleCommand
 from ._scan import analyze
+from ._suppress import Suppressions
 from ._table import index
 
 __all__ = ["order_rules", "run_rules"]
@@ -51,6 +52,7 @@ def run_rules(
     user_classes: Mapping[str, str] | None = None,
     source: str | None = None,
     lightning_namespace: str | None = None,
+    suppressions: Suppressions | None = None,
 ) -> tuple[cst.Module, str | None, list[Change], set[Rename]]:
     """Run ``rules`` (already ordered) over ``tree`` in one shared pass.
 
@@ -58,6 +60,7 @@ def run_rules(
         source: the text ``tree`` was parsed from; given, the new code is spliced into it.
         lightning_namespace: for the Lightning target, the package the file's Lightning imports
             end up in (:func:`codemods._lightning.finish_lightning`, run after the rules).
+        suppressions: the file's ``# compat: ignore`` comments (see :meth:`Edits.finish`).
 
     Returns:
         The new module, its code (``None`` without ``source``), the changes in source order,
@@ -67,8 +70,9 @@ def run_rules(
     ctx = _context(tree, module, target, user_classes, {need for rule in rules for need in rule.NEEDS})
     for rule in rules:
         rule(target=target, user_classes=user_classes).run(ctx)
-    module_node, code, changes = ctx.edits.finish(source)
-    if target == "lightning":
+    module_node, code, changes = ctx.edits.finish(source, suppressions)
+    held = any(c.suppressed and not c.todo for c in changes)
+    if target == "lightning" and not held:
         module_node, code, more = finish_lightning(
             module_node, code, lightning_namespace, {rule.RULE for rule in rules}, source or tree.code
         )

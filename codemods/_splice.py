@@ -33,9 +33,13 @@ class _TrackingState(CodegenState):
         self.units = units
         self.pending = len(sites | units)
         self.lines: dict[int, int] = {}
+        #: 1-based column (in characters) of each site's first character; a statement's is
+        #: that of its first token (after its indentation), as its line is after its comments.
+        self.columns: dict[int, int] = {}
         self.spans: dict[int, tuple[int, int, list[str]]] = {}
         self._starts: dict[int, tuple[int, list[str]]] = {}
         self._line = 1
+        self._column = 0
         self._offset = 0
         self._counted = 0
         self._newline = "\r" if module.default_newline == "\r" else "\n"
@@ -43,7 +47,9 @@ class _TrackingState(CodegenState):
     def _advance(self) -> None:
         tokens = self.tokens
         for token in tokens[self._counted :]:
-            self._line += token.count(self._newline)
+            newlines = token.count(self._newline)
+            self._line += newlines
+            self._column = len(token) - token.rfind(self._newline) - 1 if newlines else self._column + len(token)
             self._offset += len(token)
         self._counted = len(tokens)
 
@@ -53,6 +59,10 @@ class _TrackingState(CodegenState):
             self._advance()
             if key in self.sites and key not in self.lines:
                 self.lines[key] = self._line
+                if hasattr(node, "leading_lines"):  # its comments and indentation come next
+                    self.columns[key] = len("".join(self.indent_tokens)) + 1
+                else:
+                    self.columns[key] = self._column + 1
                 if key not in self.units:
                     self._seen()
             if key in self.units:

@@ -56,11 +56,13 @@ def _markdown(body: str) -> str:
 
 
 def render_rules() -> str:
-    """The rule section: one heading per rule id with its docstring."""
+    """The rule section: one heading per rule id with its docstring, and an ``#cm001`` anchor
+    (the ``helpUri`` of SARIF output links there)."""
     parts = []
     for rule_id, cls in _rules():
         summary, _, body = _doc(cls).partition("\n")
-        parts.append(f"### {rule_id}: {summary.strip()}\n\n{_markdown(body.strip())}")
+        anchor = f'<a id="{rule_id.lower()}"></a>\n\n'
+        parts.append(f"{anchor}### {rule_id}: {summary.strip()}\n\n{_markdown(body.strip())}")
     return "\n".join(parts) if parts else "_No rules are registered yet._\n"
 
 

@@ -35,7 +35,7 @@ from codemods.cli._worker import ChangeRecord, digest
 CACHE_FOLDER = ".compat_migrate_cache"
 ENV_DIR = "COMPAT_MIGRATE_CACHE_DIR"
 ENV_OFF = "COMPAT_MIGRATE_NO_CACHE"
-FORMAT = 1
+FORMAT = 2  # 2: a change's column and suppression, and the lines a `# compat: ignore` held
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by compat.migrate.\n"
@@ -93,7 +93,7 @@ class Cache:
         key = digest(json.dumps([FORMAT, tool_fingerprint(), *map(str, setting)]).encode())
         self.path = os.path.join(folder, f"results-{key}.json")
         self.bases: dict[str, dict[str, tuple[str, ...]]] = {}
-        self.results: dict[str, tuple[str, tuple[ChangeRecord, ...]]] = {}
+        self.results: dict[str, tuple[str, tuple[ChangeRecord, ...], tuple[int, ...]]] = {}
         self._loaded_bases: dict[str, Any] = {}
         self._loaded_results: dict[str, Any] = {}
         self._load()
@@ -129,31 +129,35 @@ class Cache:
         """Remember a file's ``class_bases``."""
         self.bases[key] = {k: tuple(v) for k, v in found.items()}
 
-    def get_result(self, key: str) -> tuple[str, tuple[ChangeRecord, ...]] | None:
-        """``(status, changes)`` cached for a file (``key``: content, module, user classes)."""
+    def get_result(self, key: str) -> tuple[str, tuple[ChangeRecord, ...], tuple[int, ...]] | None:
+        """``(status, changes, held lines)`` cached for a file (``key``: content, module, user classes)."""
         raw = self._loaded_results.get(key)
-        if not (isinstance(raw, list) and len(raw) == 2 and raw[0] in ("changed", "unchanged")):
+        if not (isinstance(raw, list) and len(raw) == 3 and raw[0] in ("changed", "unchanged")):
             return None
         changes = []
         for item in raw[1] if isinstance(raw[1], list) else [None]:
             if not (
                 isinstance(item, list)
-                and len(item) == 4
+                and len(item) == 6
                 and isinstance(item[0], str)
                 and isinstance(item[1], int)
                 and isinstance(item[2], str)
                 and isinstance(item[3], bool)
+                and isinstance(item[4], int)
+                and isinstance(item[5], bool)
             ):
                 return None
             changes.append(ChangeRecord(*item))
-        found = (raw[0], tuple(changes))
+        if not (isinstance(raw[2], list) and all(isinstance(line, int) for line in raw[2])):
+            return None
+        found = (raw[0], tuple(changes), tuple(raw[2]))
         self.results[key] = found
         return found
 
-    def put_result(self, key: str, status: str, changes: Iterable[ChangeRecord]) -> None:
+    def put_result(self, key: str, status: str, changes: Iterable[ChangeRecord], held: Iterable[int] = ()) -> None:
         """Remember what the rules found in a file (``changed``/``unchanged`` only)."""
         if status in ("changed", "unchanged"):
-            self.results[key] = (status, tuple(changes))
+            self.results[key] = (status, tuple(changes), tuple(held))
 
     def save(self) -> str | None:
         """Write the entries used or made by this run (others are dropped); an error, or ``None``."""
@@ -161,8 +165,8 @@ class Cache:
             "format": FORMAT,
             "bases": {k: {c: list(b) for c, b in v.items()} for k, v in self.bases.items()},
             "results": {
-                k: [status, [[c.rule, c.line, c.message, c.todo] for c in changes]]
-                for k, (status, changes) in self.results.items()
+                k: [status, [[c.rule, c.line, c.message, c.todo, c.column, c.suppressed] for c in changes], list(held)]
+                for k, (status, changes, held) in self.results.items()
             },
         }
         try:

@@ -20,6 +20,7 @@ __all__ = ["build_parser", "main", "rule_summaries"]
 PROG = "python -m compat.migrate"
 TARGETS = ("strategies", "lightning")
 NAMESPACES = ("lightning.pytorch", "pytorch_lightning")  # codemods.NAMESPACES, without importing codemods
+OUTPUT_FORMATS = ("full", "concise", "json", "github", "sarif")  # codemods.cli._diagnostics.FORMATS
 
 _DESCRIPTION = """\
 Rewrite code written against the old PyTorch Lightning accelerator/plugin API (custom
@@ -90,6 +91,16 @@ def _seconds(value: str) -> float | None:
     if not math.isfinite(seconds) or seconds < 0:
         raise argparse.ArgumentTypeError(f"`{value}`: give a positive number of seconds (0: no limit)")
     return seconds or None
+
+
+def _count(value: str) -> int:
+    try:
+        count = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{value}` is not a number") from None
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"`{value}`: give 0 or more")
+    return count
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -198,6 +209,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="write every change, TODO, failure and skip (with file:line and rule id) as JSON",
     )
     output.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default="full",
+        help="how to show the sites found (edits that --check would make, TODOs), on standard output "
+        "except `full`: `full` lists every TODO in the summary on stderr; `concise`: path:line:col: CM0xx "
+        "message lines; `json`: the --report document; `github`: workflow annotations; `sarif`: SARIF 2.1.0 "
+        "for code scanning",
+    )
+    output.add_argument(
+        "--statistics",
+        action="store_true",
+        help="print a table of changes, TODOs and suppressed sites per rule on standard output "
+        "instead of the sites (JSON with --output-format json)",
+    )
+    output.add_argument(
+        "--max-todos",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="list at most N TODOs in the summary (default: all)",
+    )
+    output.add_argument(
         "-q",
         "--quiet",
         action="store_true",
@@ -225,15 +258,9 @@ def _expand(ids: Sequence[str], known: Sequence[str], option: str) -> tuple[str,
 
 def rule_summaries() -> list[tuple[str, str]]:
     """``(rule id, one-line summary)`` for every rule, in id order (the first docstring line)."""
-    import inspect
+    from codemods.cli._diagnostics import rule_summaries as summaries
 
-    import codemods
-
-    return [
-        (str(rule), inspect.cleandoc(codemods.RULES[rule].__doc__ or "").split("\n", 1)[0].strip())
-        for rule in codemods.Rule
-        if rule in codemods.RULES
-    ]
+    return summaries()
 
 
 def _list_rules(stdout: object) -> int:
@@ -290,6 +317,9 @@ def _options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
         max_size=args.max_file_size,
         timeout=args.timeout,
         cache_dir=_cache_dir(parser, args, config.path),
+        output_format=args.output_format,
+        statistics=args.statistics,
+        max_todos=args.max_todos,
     )
 
 
@@ -334,6 +364,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("give at least one PATH (a file or folder to migrate)")
     if args.out and (args.check or args.diff):
         parser.error("--out writes a migrated copy; it cannot be combined with --check or --diff")
+    if args.diff and (args.output_format != "full" or args.statistics):
+        parser.error("--diff prints the diff on standard output; use --check for --output-format/--statistics")
+    if args.statistics and args.output_format in ("github", "sarif"):
+        parser.error(f"--statistics prints a table (or JSON); it has no {args.output_format} form")
     options = _options(parser, args)
     from codemods.cli import _runner
 

@@ -41,6 +41,7 @@ from codemods.cli._report import (
     Outcome,
     Progress,
     file_line,
+    render,
     summary,
     write_report,
 )
@@ -81,6 +82,9 @@ class Options:
     lightning_namespace: str | None = None
     timeout: float | None = None
     cache_dir: str | None = None
+    output_format: str = "full"
+    statistics: bool = False
+    max_todos: int | None = None
 
 
 class _Died:
@@ -488,7 +492,7 @@ class Runner:
             for f in todo:
                 hit = self.cache.get_result(f"{self.digests.get(f.path)}:{f.module}:{classes_key}")
                 if hit is not None and (hit[0] == "unchanged" or settings.mode == _worker.CHECK):
-                    self.results[f.path] = _worker.FileResult(f.path, hit[0], changes=hit[1])
+                    self.results[f.path] = _worker.FileResult(f.path, hit[0], changes=hit[1], held=hit[2])
             todo = [f for f in todo if f.path not in self.results]
         sizes = {f.path: _size(f.path) for f in todo}
         todo.sort(key=lambda f: -sizes[f.path])
@@ -511,7 +515,9 @@ class Runner:
                 self.results[item[0]] = result
                 if self.cache is not None and result.digest:
                     if result.status == "unchanged" or settings.mode in (_worker.CHECK, _worker.DIFF):
-                        self.cache.put_result(f"{result.digest}:{item[1]}:{classes_key}", result.status, result.changes)
+                        self.cache.put_result(
+                            f"{result.digest}:{item[1]}:{classes_key}", result.status, result.changes, result.held
+                        )
 
         self.pool.run(_worker.migrate_many, [[i] for i in items], (settings,), take, isolate=True)
 
@@ -555,7 +561,8 @@ class Runner:
             _check_writable(options.report)
         found = discover(list(options.paths), list(options.exclude), options.config_excludes, options.max_size)
         out_root = _prepare_out(options.out, options.paths, found) if options.out else None
-        outcome = Outcome(options.mode, options.target, options.rules)
+        outcome = Outcome(options.mode, options.target, options.rules, max_todos=options.max_todos)
+        outcome.listed = options.output_format == "full"
         outcome.removed, outcome.leftovers = self._leftovers(found)
         try:
             user_classes = self.scan(found.files)
@@ -588,7 +595,7 @@ class Runner:
                 outcome.files.append(FileOutcome(f.display, "failed", self.failed[f.path]))
             elif f.path in self.results:
                 r = self.results[f.path]
-                outcome.files.append(FileOutcome(f.display, r.status, r.reason, r.changes))
+                outcome.files.append(FileOutcome(f.display, r.status, r.reason, r.changes, r.held))
                 if r.diff:
                     diffs.append(r.diff)
             elif outcome.interrupted and (f.path in self.needs_work or f.path not in self.scanned):
@@ -606,6 +613,7 @@ class Runner:
         lines = [line for f in outcome.files if (f.status == "failed" or not terse) and (line := file_line(outcome, f))]
         text = "\n".join([*lines, summary(outcome)]) + "\n"
         self.stderr.write(text)
+        render(outcome, self.options.output_format, self.options.statistics, self.stdout)
         if self.options.report:
             try:
                 write_report(self.options.report, outcome)

@@ -71,12 +71,18 @@ class Settings:
 
 @dataclass(frozen=True)
 class ChangeRecord:
-    """One change or TODO in a file (a picklable copy of ``codemods.Change``)."""
+    """One change or TODO in a file (a picklable copy of ``codemods.Change``).
+
+    ``line``/``column`` (1-based, columns in characters) are the site's in the file as it was
+    read; ``suppressed``: a ``# compat: ignore`` comment on that line covers the rule.
+    """
 
     rule: str
     line: int
     message: str
     todo: bool
+    column: int = 1
+    suppressed: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,8 @@ class FileResult:
         changes: the changes and TODOs (also for ``check``/``diff`` runs, where they would be made).
         diff: the unified diff (``diff`` mode).
         digest: the content hash of the file as read (the results cache's key).
+        held: lines whose ``# compat: ignore`` covers an automatic edit, which kept the whole
+            file as it was (``codemods.Result.held``).
     """
 
     path: str
@@ -98,6 +106,7 @@ class FileResult:
     changes: tuple[ChangeRecord, ...] = ()
     diff: str = ""
     digest: str = ""
+    held: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -201,6 +210,18 @@ def _todo_lines(text: str) -> tuple[int, ...]:
 
 def _rule_id(rule: object) -> str:
     return str(getattr(rule, "value", rule))
+
+
+def _record(change: codemods.Change) -> ChangeRecord:
+    """A picklable copy of a change (``column``/``suppressed``: absent from a stand-in's changes)."""
+    return ChangeRecord(
+        _rule_id(change.rule),
+        change.line,
+        change.message,
+        change.todo,
+        getattr(change, "column", 1),
+        getattr(change, "suppressed", False),
+    )
 
 
 def _syntax_reason(text: str, err: libcst.ParserSyntaxError) -> str:
@@ -358,9 +379,9 @@ def _migrate(snap: Snapshot, path: str, module: str, display: str, rel: str, set
             result = _run_rules(before.text, module, settings)
         except libcst.ParserSyntaxError as err:
             return FileResult(path, "failed", _syntax_reason(before.text, err))
-        changes = tuple(ChangeRecord(_rule_id(c.rule), c.line, c.message, c.todo) for c in result.changes)
+        changes = tuple(_record(c) for c in result.changes)
         if result.code == before.text:
-            return FileResult(path, "unchanged", changes=changes)
+            return FileResult(path, "unchanged", changes=changes, held=tuple(getattr(result, "held", ())))
         after = encode(result.code, before)
         if settings.mode == CHECK:
             return FileResult(path, "changed", changes=changes)

@@ -142,3 +142,28 @@ def test_a_cache_dir_that_is_a_symlink_is_refused(tree: Path, capsys) -> None:
         check(tree, capsys, "--cache-dir", str(tree.parent / "link"))
     assert stop.value.code == 2
     assert "is a symlink" in capsys.readouterr().err
+
+
+def test_a_cached_run_reports_what_the_first_did_columns_suppressions_and_held_edits(
+    tree: Path, capsys, monkeypatch, own_results_cache
+) -> None:
+    # A suppressed TODO, a TODO at a column > 1, and an edit a `# compat: ignore` holds back: the
+    # cache must give back every field the output formats print, not just the rule and the line.
+    (tree / "todo.py").write_text(
+        "from pytorch_lightning import Trainer\n\n"
+        "trainer = Trainer(gpus=2, accelerator='ddp')  # compat: ignore[CM006]\n"
+        "other = dict(a=1, b=Trainer(progress_bar_refresh_rate=2))\n"
+    )
+    (tree / "held.py").write_text("from pytorch_lightning.plugins import DDPPlugin  # compat: ignore\n\nDDPPlugin()\n")
+
+    def run() -> tuple[int, object]:
+        code = migrate.main(["--check", "--jobs", "1", "--output-format", "json", str(tree)])
+        out = json.loads(capsys.readouterr().out)
+        del out["summary"]["seconds"]
+        return code, out
+
+    first = run()
+    assert first[1]["summary"]["suppressed"] and first[1]["summary"]["held"]  # the case is really there
+    assert any(c["column"] > 1 for c in first[1]["changes"])
+    no_parsing(monkeypatch)
+    assert run() == first
