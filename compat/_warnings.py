@@ -176,17 +176,23 @@ def deprecation_message(
     lightning: str | None = None,
     hint: str = "",
     detail: str = "",
+    replacement: str | None = None,
 ) -> str:
     """The message for one old name: old name, new name, removal version, the migrate command.
 
     ``old`` is the ``pytorch_lightning.`` (or ``compat.``) path of the old object (or of the
     member's owner); the table entry for it, when there is one, supplies the new names, the
-    removal version and the hint; the arguments are the fallback.
+    removal version and the hint; the arguments are the fallback. ``replacement`` names what to
+    use instead of the entry's targets, for one use of the old name the table does not describe
+    (`checkpoint_callback=ModelCheckpoint(...)` rather than a bool).
     """
     entry = _lookup(old, member, value)
-    if entry is not None:
+    if replacement is not None:
+        new, lightning = replacement, None
+    elif entry is not None:
         new = entry.strategies or new
         lightning = entry.lightning or lightning
+    if entry is not None:
         hint = hint or entry.hint
     short = old.rsplit(".", 1)[-1]
     if old_display is None:
