@@ -24,8 +24,15 @@ def test_readme_quickstart_runs_as_written(tmp_path):
     assert 'strategy="ddp"' in code and "devices=2" in code
     script = tmp_path / "train.py"
     script.write_text(code)
-    result = run_script([sys.executable, str(script)])
+    result = run_script([sys.executable, str(script)], timeout=240)
     assert result.returncode == 0, result.stderr
+    # What the README says it prints: one line (rank 0 only) showing that the model learned.
+    printed = re.findall(r"^trained (\d+) epochs on (\d+) processes: train_loss ([\d.]+)$", result.stdout, re.M)
+    assert len(printed) == 1, result.stdout
+    epochs, processes, loss = printed[0]
+    assert (int(epochs), int(processes)) == (5, 2) and float(loss) < 1.0, result.stdout
+    shown = re.search(r"such as\s+`(trained .*?)`", readme.split("## Quickstart", 1)[1])
+    assert shown and re.fullmatch(r"trained 5 epochs on 2 processes: train_loss [\d.]+", shown.group(1))
 
 
 def test_example_train_ddp_trains_on_two_processes():
