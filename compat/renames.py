@@ -463,8 +463,8 @@ RENAMES: tuple[Rename, ...] = (
         bases=("pytorch_lightning.accelerators.Accelerator",),
         aliases=("pytorch_lightning.accelerators.gpu.GPUAccelerator",),
         hint=(
-            "takes no arguments now (devices only): pass the precision and the strategy to the "
-            "Trainer; training logic (setup, steps, collectives) belongs in a Strategy"
+            "`CUDAAccelerator()` takes no arguments now (it only picks devices): pass the precision and the "
+            "strategy to the Trainer; training logic (setup, steps, collectives) belongs in a Strategy"
         ),
     ),
     Rename(
@@ -625,8 +625,8 @@ RENAMES: tuple[Rename, ...] = (
         bases=("pytorch_lightning.accelerators.Accelerator",),
         aliases=("pytorch_lightning.accelerators.cpu.CPUAccelerator",),
         hint=(
-            "takes no arguments now (devices only): pass the precision and the strategy to the "
-            "Trainer; training logic (setup, steps, collectives) belongs in a Strategy"
+            "`CPUAccelerator()` takes no arguments now (it only picks devices): pass the precision and the "
+            "strategy to the Trainer; training logic (setup, steps, collectives) belongs in a Strategy"
         ),
     ),
     Rename(
