@@ -51,7 +51,7 @@ RULES: dict[Rule, type[RuleCommand]] = {
 
 
 def select_rules(select: Collection[str] | None = None, ignore: Collection[str] = ()) -> list[type[RuleCommand]]:
-    """The rule classes of :data:`RULES` to run, in order (see :func:`codemods._rule.order_rules`).
+    """The rule classes of ``RULES`` to run, in order (see ``codemods._rule.order_rules``).
 
     Raises:
         ValueError: an id or prefix that names no rule.
@@ -61,7 +61,7 @@ def select_rules(select: Collection[str] | None = None, ignore: Collection[str] 
 
 @dataclass(frozen=True)
 class Result:
-    """What :func:`migrate_source` did to one file.
+    """What ``migrate_source`` did to one file.
 
     Attributes:
         code: the migrated source (the input itself when nothing changed).
@@ -105,7 +105,7 @@ def prescan(source: str | bytes, extra_names: Iterable[str] = ()) -> bool:
     and member accesses through receivers spelled like an old class
     (``trainer.training_type_plugin``). Any rule change or TODO needs one of these in the text
     (or one of ``extra_names``: pass the short names of user classes found by
-    :func:`resolve_user_classes`, so files that only subclass them are scanned too).
+    ``resolve_user_classes``, so files that only subclass them are scanned too).
 
     Args:
         source: the file's text (``str``) or its raw bytes.
@@ -135,10 +135,10 @@ def migrate_source(
         target: ``"strategies"`` (default) or ``"lightning"`` (Lightning 2.x names).
         select: rule ids or prefixes to run (default: all); ``ignore``: ids or prefixes to skip.
         user_classes: user class qualname -> old class it derives from, across the tree
-            (:func:`resolve_user_classes`), so subclasses of subclasses are migrated too.
+            (``resolve_user_classes``), so subclasses of subclasses are migrated too.
         lightning_namespace: for ``target="lightning"``, the package every Lightning name of the
             file is imported from: ``"lightning.pytorch"`` (the default) or ``"pytorch_lightning"``
-            (see :mod:`codemods._lightning`).
+            (see ``codemods._lightning``).
 
     Returns:
         The migrated code and its changes; running it again changes nothing.

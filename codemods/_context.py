@@ -177,7 +177,7 @@ class Context:
     # -- receivers ---------------------------------------------------------------------------
 
     def receiver(self, expr: cst.BaseExpression, scope: Scope, new: bool = False) -> str | _Other | None:
-        """The old class an object expression is an instance of (see :meth:`receiver_of`)."""
+        """The old class an object expression is an instance of (see ``receiver_of``)."""
         return self.receiver_of(expr, scope, new=new)[0]
 
     def receiver_of(

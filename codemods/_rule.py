@@ -1,7 +1,7 @@
 """How a rule runs: its id, the TODO it leaves, its base class, the shared pass, and the order.
 
-The engine parses a file once, walks it once (:mod:`codemods._scan`) and hands one
-:class:`~codemods._context.Context` to every selected rule's :meth:`RuleCommand.run`, in the
+The engine parses a file once, walks it once (``codemods._scan``) and hands one
+``Context`` to every selected rule's ``RuleCommand.run``, in the
 order their ``RUNS_AFTER`` declare; rules only ask for edits, applied together at the end.
 Rules are not ``libcst`` visitors: a visitor pass per rule costs about a parse each, and
 ``libcst.codemod`` alone takes 0.6 s to import (``codemods.as_codemod`` adapts a rule to it).
@@ -56,8 +56,8 @@ class RuleCommand:
     """One migration rule: its docstring (summary line, then Before::/After::) is its documentation.
 
     Args:
-        target: one of :data:`TARGETS`.
-        user_classes: user class qualname -> old class, from :func:`codemods.resolve_user_classes`.
+        target: one of ``TARGETS``.
+        user_classes: user class qualname -> old class, from ``codemods.resolve_user_classes``.
     """
 
     #: The rule id.
@@ -98,7 +98,7 @@ def run_rules(
     Args:
         source: the text ``tree`` was parsed from; given, the new code is spliced into it.
         lightning_namespace: for the Lightning target, the package the file's Lightning imports
-            end up in (:func:`codemods._lightning.finish_lightning`, run after the rules).
+            end up in (``codemods._lightning.finish_lightning``, run after the rules).
 
     Returns:
         The new module, its code (``None`` without ``source``), the changes in source order,

@@ -182,7 +182,7 @@ class Index:
     # -- pre-scan ----------------------------------------------------------------------------
 
     def pattern_source(self) -> str:
-        """A regex that matches every file a rule could change (see :func:`codemods.prescan`)."""
+        """A regex that matches every file a rule could change (see ``codemods.prescan``)."""
         words = {c.rpartition(".")[2] for c in self.classes}
         for path in (*self.objects, *self.modules):
             words.add(path.rpartition(".")[2])

@@ -14,8 +14,8 @@ Each keyword ``name=value`` given to ``compat.Trainer`` is, in this order:
 
 What the old keywords become is merged with the new ones given: the same keyword with another
 value is refused ("got both"). A resulting keyword ``strategies.Trainer`` does not take is
-refused, unless its value is what ``strategies.Trainer`` does anyway (:data:`_IMPLIED`). Every
-problem is collected; ``compat.Trainer`` raises them together (:class:`TrainerArgumentsError`).
+refused, unless its value is what ``strategies.Trainer`` does anyway (``_IMPLIED``). Every
+problem is collected; ``compat.Trainer`` raises them together (``TrainerArgumentsError``).
 """
 
 from __future__ import annotations
@@ -351,7 +351,7 @@ _HANDLERS: dict[str, Callable[[Translation, Any, frozenset[str]], None]] = {
 
 
 def raise_problems(problems: list[str]) -> None:
-    """Raise every problem in one :class:`TrainerArgumentsError`."""
+    """Raise every problem in one ``TrainerArgumentsError``."""
     if not problems:
         return
     lines = "\n".join(f"  - {p}" for p in problems)

@@ -4,7 +4,7 @@ Standard library only (``import compat`` must not import torch).
 
 Behaviour (docs/compat.md has the user-facing version):
 
-* category :class:`CompatDeprecationWarning`, a ``DeprecationWarning`` subclass, so
+* category ``CompatDeprecationWarning``, a ``DeprecationWarning`` subclass, so
   ``pytest.deprecated_call`` and ``-W error::DeprecationWarning`` work;
 * shown by default: at import a ``default`` filter is added *for our category only*, unless the
   user configured warning filters themselves (``-W``/``PYTHONWARNINGS``, i.e. ``sys.warnoptions``);
@@ -216,7 +216,7 @@ def deprecation_message(
 
 
 def warn_deprecated(message: str, *, once_key: Any = None, frame: FrameType | None = None) -> None:
-    """Warn with :class:`CompatDeprecationWarning` at the user's line, once per call site.
+    """Warn with ``CompatDeprecationWarning`` at the user's line, once per call site.
 
     ``once_key``, when given, deduplicates on it instead of the call site (class-definition and
     hook-override warnings: once per class and hook).

@@ -119,7 +119,7 @@ def init_worker(parent: int, lifeline_read: int, lifeline_write: int) -> None:
     ``kill -9``; everywhere a thread also watches the pipe whose only write end the parent
     holds, and ends the worker when it closes. Ctrl-C reaches the whole process group: a worker
     ends at once (the default action, not a ``KeyboardInterrupt`` that the pool would catch and
-    carry on after), and the parent stops the rest (:meth:`codemods.cli._runner._Pool.terminate`)
+    carry on after), and the parent stops the rest (``codemods.cli._runner._Pool.terminate``)
     and removes any temporary file a worker leaves. A file is replaced atomically, so it is
     either as it was or fully migrated. Where the CLI ignores SIGINT (started with ``&`` by a
     script, ``nohup``), its workers keep ignoring it too.
@@ -292,5 +292,5 @@ def migrate(path: str, module: str, display: str, rel: str, settings: Settings) 
 
 
 def migrate_many(items: Iterable[tuple[str, str, str, str]], settings: Settings) -> list[FileResult]:
-    """:func:`migrate` over ``(path, module, display, rel)`` items (one pool task)."""
+    """``migrate`` over ``(path, module, display, rel)`` items (one pool task)."""
     return [migrate(*item, settings) for item in items]
