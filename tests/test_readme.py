@@ -82,7 +82,8 @@ def test_ci_runs_the_readme_setup_commands_exactly():
 def test_ci_second_step_installs_every_extra_and_runs_the_marked_tests():
     extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
     _, second = _ci_commands()
-    install, tests = second
+    install, docs_tools, tests = second
+    assert "docs/_gen/mermaid.py" in docs_tools and "apt-get install -y chromium" in docs_tools
     named = set(re.search(r'-e "\.\[([\w,]+)\]"', install).group(1).split(","))
     assert named == extras
     assert "torch==2.13.0" in install.split()  # pinned in the same resolve: no extra pulls another torch
