@@ -1,6 +1,6 @@
 """libcst codemods that migrate user code from the old Lightning API (names from compat.renames).
 
-The public surface used by the migrate CLI (:mod:`codemods.cli`); everything else is private.
+The public surface used by the migrate CLI (``codemods.cli``); everything else is private.
 The names below are imported on first use (PEP 562), so ``import codemods.cli`` (and
 ``python -m compat.migrate --help``) costs only the standard library, not libcst.
 """

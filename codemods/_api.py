@@ -54,7 +54,7 @@ RULES: dict[Rule, type[RuleCommand]] = {
 
 
 def select_rules(select: Collection[str] | None = None, ignore: Collection[str] = ()) -> list[type[RuleCommand]]:
-    """The rule classes of :data:`RULES` to run, in order (see :func:`codemods._engine.order_rules`).
+    """The rule classes of ``RULES`` to run, in order (see ``codemods._engine.order_rules``).
 
     Raises:
         ValueError: an id or prefix that names no rule.
@@ -64,7 +64,7 @@ def select_rules(select: Collection[str] | None = None, ignore: Collection[str] 
 
 @dataclass(frozen=True)
 class Result:
-    """What :func:`migrate_source` did to one file.
+    """What ``migrate_source`` did to one file.
 
     Attributes:
         code: the migrated source (the input itself when nothing changed).
@@ -97,7 +97,7 @@ _ANCHOR_LENGTH = 6  # long enough to be rare in ordinary code, short enough to b
 def anchors(names: Iterable[str]) -> tuple[str, ...]:
     """Few substrings such that each of ``names`` contains one (a greedy set cover).
 
-    Candidates are the names' substrings of :data:`_ANCHOR_LENGTH` characters (a shorter name
+    Candidates are the names' substrings of ``_ANCHOR_LENGTH`` characters (a shorter name
     is its own candidate); each step takes the one found in the most names not yet covered.
     ``"Plugin"`` covers every ``*Plugin`` class, so about 40 class names need 7 anchors.
     """
@@ -142,10 +142,10 @@ def prescan(source: str | bytes, extra_names: Iterable[str] = ()) -> bool:
     owners', such as ``Trainer``), imports from ``pytorch_lightning``/``compat``, and member
     accesses through receivers spelled like an old class (``trainer.training_type_plugin``).
     Any rule change or TODO needs one of these in the text (or one of ``extra_names``: pass the
-    short names of user classes found by :func:`resolve_user_classes`, so files that only
+    short names of user classes found by ``resolve_user_classes``, so files that only
     subclass them are scanned too).
 
-    Each pattern needs one of a few literal substrings (:func:`anchors`, e.g. ``Plugin``,
+    Each pattern needs one of a few literal substrings (``anchors``, e.g. ``Plugin``,
     ``Trainer``, ``pytorch_lightning``); the pattern runs only on a text holding one, so an
     ordinary file costs a handful of substring searches, about what reading it costs.
 
@@ -183,12 +183,12 @@ def migrate_source(
         target: ``"strategies"`` (default) or ``"lightning"`` (Lightning 2.x names).
         select: rule ids or prefixes to run (default: all); ``ignore``: ids or prefixes to skip.
         user_classes: user class qualname -> old class it derives from, across the tree
-            (:func:`resolve_user_classes`), so subclasses of subclasses are migrated too.
+            (``resolve_user_classes``), so subclasses of subclasses are migrated too.
         lightning_namespace: for ``target="lightning"``, the package every Lightning name of the
             file is imported from: ``"lightning.pytorch"`` (the default) or ``"pytorch_lightning"``
-            (see :mod:`codemods._lightning`).
+            (see ``codemods._lightning``).
 
-    ``# compat: ignore[CM0xx]`` comments in ``source`` are honoured (:mod:`codemods._suppress`):
+    ``# compat: ignore[CM0xx]`` comments in ``source`` are honoured (``codemods._suppress``):
     a suppressed TODO is not added and is reported with ``suppressed=True``; a suppressed edit
     holds the whole file back (``Result.held``): edits of one file go together (an import and
     its uses), so none is made and the file is returned as it was.
@@ -223,7 +223,7 @@ def as_codemod(
     """One rule (with the rules it requires) as a ``libcst.codemod.Codemod``, for libcst's own tools.
 
     TODOs are also reported through ``context.warnings`` (not the ones a ``# compat: ignore``
-    comment suppresses, see :func:`migrate_source`); the module name for relative imports comes
+    comment suppresses, see ``migrate_source``); the module name for relative imports comes
     from ``context.full_module_name``.
     """
     from libcst.codemod import Codemod

@@ -53,7 +53,7 @@ def class_bases(source: str | bytes, module: str) -> dict[str, tuple[str, ...]]:
         level count as re-exports: ``from .custom import CustomDDP`` in ``pkg/sub/__init__.py``
         gives ``{"pkg.sub.CustomDDP": ("pkg.sub.custom.CustomDDP",)}``, so a class reached
         through a package is followed too. Bases neither imported nor defined in the file are
-        kept as written. A file that does not parse gives ``{}`` (:func:`migrate_source`
+        kept as written. A file that does not parse gives ``{}`` (``migrate_source``
         reports it).
     """
     try:
@@ -99,7 +99,7 @@ def resolve_user_classes(bases: Mapping[str, tuple[str, ...]]) -> dict[str, str]
     """Follow bases transitively: user class qualname -> the old class it derives from.
 
     Args:
-        bases: the merged :func:`class_bases` of every file of the tree.
+        bases: the merged ``class_bases`` of every file of the tree.
 
     Returns:
         For each class that derives (directly or through other user classes, in any file) from

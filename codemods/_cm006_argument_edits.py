@@ -206,7 +206,7 @@ def _next_line(node: cst.Call, out: list[cst.Arg]) -> cst.BaseParenthesizableWhi
 def _set_next_line(
     node: cst.Call, out: list[cst.Arg], ws: cst.BaseParenthesizableWhitespace
 ) -> tuple[cst.Call, list[cst.Arg]]:
-    """Put ``ws`` back where :func:`_next_line` found it."""
+    """Put ``ws`` back where ``_next_line`` found it."""
     if not out:
         return node.with_changes(whitespace_before_args=ws), out
     last = out[-1]

@@ -2,17 +2,17 @@
 
 Where a rule's facts come from:
 
-- ``ctx.analysis``: the single walk of the file (:func:`codemods._scan.analyze`): scopes,
+- ``ctx.analysis``: the single walk of the file (``codemods._scan.analyze``): scopes,
   bindings, imports, classes, functions, calls, attributes, strings;
 - ``ctx.table``: the rename table (``compat.renames``) indexed for the target
-  (:func:`codemods._table.index`), with the catalog's facts in :mod:`codemods._facts`;
-- name, class and receiver resolution (:class:`codemods._resolve.Resolver`, which ``Context``
+  (``codemods._table.index``), with the catalog's facts in ``codemods._facts``;
+- name, class and receiver resolution (``codemods._resolve.Resolver``, which ``Context``
   extends);
 - the sites a rule lists in its ``NEEDS``, computed once per file by the engine
-  (:func:`codemods._engine.run_rules`) before any rule runs: ``ctx.import_plan``
-  (:func:`codemods._imports.plan_imports`), ``ctx.member_sites``
-  (:func:`codemods._members.find_member_sites`) and ``ctx.call_sites``
-  (:func:`codemods._calls.find_call_sites`);
+  (``codemods._engine.run_rules``) before any rule runs: ``ctx.import_plan``
+  (``codemods._imports.plan_imports``), ``ctx.member_sites``
+  (``codemods._members.find_member_sites``) and ``ctx.call_sites``
+  (``codemods._calls.find_call_sites``);
 - ``ctx.edits``: where a rule asks for its edits and TODOs (applied together at the end), and
   ``ctx.answered``: the sites earlier rules already handled.
 """
@@ -48,7 +48,7 @@ class Site(enum.Enum):
 
 
 class Context(Resolver):
-    """One file as every rule sees it: :class:`Resolver` plus the sites and the edits.
+    """One file as every rule sees it: ``Resolver`` plus the sites and the edits.
 
     Args:
         analysis: the walk of the file.

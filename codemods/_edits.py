@@ -49,7 +49,7 @@ class Change:
         column: the 1-based column (in characters) of the site on ``line``; a statement's is
             that of its first token.
         suppressed: a ``# compat: ignore`` comment on ``line`` covers this rule
-            (:mod:`codemods._suppress`): the TODO was not added; an edit was not made (nor any
+            (``codemods._suppress``): the TODO was not added; an edit was not made (nor any
             other edit of the file, see ``Result.held``).
     """
 
@@ -276,7 +276,7 @@ class Edits:
         Args:
             source: the original text of the module, to splice the new code into (else only
                 the new module is built).
-            suppressions: line -> rules suppressed there (:func:`codemods._suppress.parse_suppressions`).
+            suppressions: line -> rules suppressed there (``codemods._suppress.parse_suppressions``).
                 A suppressed TODO is not added; a suppressed edit holds the whole file back:
                 edits of one file go together (an import and its uses), so none is made.
 

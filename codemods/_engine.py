@@ -1,11 +1,11 @@
 """The engine: which rules run and in what order, the facts they need, and one shared pass.
 
-For one file :func:`run_rules` walks the parsed tree once (:func:`codemods._scan.analyze`),
-indexes the rename table for the target (:func:`codemods._table.index`), builds the
-:class:`~codemods._context.Context` every rule reads, computes the sites the selected rules
+For one file ``run_rules`` walks the parsed tree once (``codemods._scan.analyze``),
+indexes the rename table for the target (``codemods._table.index``), builds the
+``codemods._context.Context`` every rule reads, computes the sites the selected rules
 declare in their ``NEEDS`` (import plan, member sites, call sites), runs the rules in order, and
 applies every edit they asked for at once; on the Lightning target it then settles the file's
-Lightning namespace (:func:`codemods._lightning.finish_lightning`). :func:`order_rules` turns
+Lightning namespace (``codemods._lightning.finish_lightning``). ``order_rules`` turns
 ``--select/--ignore`` into that order. ``libcst.codemod`` alone takes 0.6 s to import, so the
 rules are not visitors (``codemods.as_codemod`` adapts a rule to it).
 """
@@ -59,8 +59,8 @@ def run_rules(
     Args:
         source: the text ``tree`` was parsed from; given, the new code is spliced into it.
         lightning_namespace: for the Lightning target, the package the file's Lightning imports
-            end up in (:func:`codemods._lightning.finish_lightning`, run after the rules).
-        suppressions: the file's ``# compat: ignore`` comments (see :meth:`Edits.finish`).
+            end up in (``codemods._lightning.finish_lightning``, run after the rules).
+        suppressions: the file's ``# compat: ignore`` comments (see ``Edits.finish``).
 
     Returns:
         The new module, its code (``None`` without ``source``), the changes in source order,

@@ -221,7 +221,7 @@ def _target_catalog(qualname: str) -> _catalog.Catalog:
 
 
 def new_hierarchy_known(qualname: str) -> bool:
-    """Whether the new class's place in the hierarchy is known (see :func:`new_is_subclass`)."""
+    """Whether the new class's place in the hierarchy is known (see ``new_is_subclass``)."""
     return _target_catalog(qualname).has(qualname)
 
 

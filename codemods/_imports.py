@@ -64,7 +64,7 @@ class ImportRequest:
 class ImportPlan:
     """The decisions for every old import of one file, and what CM002 asks of CM001.
 
-    Computed once per file by :func:`plan_imports`; rules read it as ``ctx.import_plan``.
+    Computed once per file by ``plan_imports``; rules read it as ``ctx.import_plan``.
     """
 
     analysis: Analysis = field(repr=False, compare=False)

@@ -6,7 +6,7 @@ Two passes over a file migrated with ``--target lightning``:
   distinct classes (a ``lightning.pytorch`` strategy is rejected by a ``pytorch_lightning``
   Trainer), so a file must not import from both. The rules write ``lightning.pytorch`` names;
   this pass moves every Lightning import of the file to the project's namespace
-  (:func:`declared_namespace`, or ``--lightning-namespace``), rewriting references through a
+  (``declared_namespace``, or ``--lightning-namespace``), rewriting references through a
   bare ``import pytorch_lightning`` too. Imports of old-only classes (no such class in Lightning
   2.6; a rule left a TODO on them) stay where they are, so that the TODO and the old name still
   match and the next run still finds them.
@@ -16,7 +16,7 @@ Two passes over a file migrated with ``--target lightning``:
   Trainer, so the added ``detect()`` returns ``True`` and keeps 1.x behaviour. Any other abstract
   member still missing gets a TODO on the class.
 
-Both read Lightning 2.6's classes and abstract members from the API catalog (:mod:`compat._catalog`).
+Both read Lightning 2.6's classes and abstract members from the API catalog (``compat._catalog``).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def finish_lightning(
 
     Args:
         module: the migrated module; ``code``: its text when the caller splices (else ``None``).
-        namespace: one of :data:`NAMESPACES` (``None``: :data:`DEFAULT_NAMESPACE`).
+        namespace: one of ``NAMESPACES`` (``None``: ``DEFAULT_NAMESPACE``).
         rules: the rule ids that ran: the namespace pass belongs to CM001 (imports), the
             environment pass to CM003 (overridden members); each runs only with its rule.
         source: the code before the rules ran (a 1.x ``creates_children`` there means the

@@ -1,9 +1,9 @@
 """Name, class and receiver resolution for one file: what every fact about it is computed from.
 
-:class:`Resolver` reads the walk of the file (:mod:`codemods._scan`) and the rename table
-indexed for the target (:mod:`codemods._table`); the sites (:mod:`codemods._imports`,
-:mod:`codemods._members`, :mod:`codemods._calls`) are computed from it, and
-:class:`codemods._context.Context` adds the edits on top.
+``Resolver`` reads the walk of the file (``codemods._scan``) and the rename table
+indexed for the target (``codemods._table``); the sites (``codemods._imports``,
+``codemods._members``, ``codemods._calls``) are computed from it, and
+``codemods._context.Context`` adds the edits on top.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ class Resolver:
     # -- receivers ---------------------------------------------------------------------------
 
     def receiver(self, expr: cst.BaseExpression, scope: Scope, new: bool = False) -> str | _Other | None:
-        """The old class an object expression is an instance of (see :meth:`receiver_of`)."""
+        """The old class an object expression is an instance of (see ``receiver_of``)."""
         return self.receiver_of(expr, scope, new=new)[0]
 
     def receiver_of(

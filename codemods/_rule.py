@@ -1,10 +1,10 @@
 """The base class of a rule: its id, what it needs and what it runs after; the rules subclass it.
 
 A rule is not a ``libcst`` visitor: it reads the file through one
-:class:`~codemods._context.Context` (the facts it lists in ``NEEDS`` are computed for it by the
-engine, :mod:`codemods._engine`) and asks ``ctx.edits`` for its edits; the engine runs every
+``codemods._context.Context`` (the facts it lists in ``NEEDS`` are computed for it by the
+engine, ``codemods._engine``) and asks ``ctx.edits`` for its edits; the engine runs every
 selected rule in ``RUNS_AFTER`` order and applies all edits together at the end. The list of
-rules is ``codemods.RULES`` (``_api.py``); the ids are :class:`codemods._ids.Rule`.
+rules is ``codemods.RULES`` (``_api.py``); the ids are ``codemods._ids.Rule``.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ class RuleCommand:
     """One migration rule: its docstring (summary line, then Before::/After::) is its documentation.
 
     Args:
-        target: one of :data:`TARGETS`.
-        user_classes: user class qualname -> old class, from :func:`codemods.resolve_user_classes`.
+        target: one of ``TARGETS``.
+        user_classes: user class qualname -> old class, from ``codemods.resolve_user_classes``.
     """
 
     #: The rule id.

@@ -1,5 +1,5 @@
 """What the walk of one module records: scopes, bindings, classes, defs, and the nodes rules
-look at (see :mod:`codemods._scan`)."""
+look at (see ``codemods._scan``)."""
 
 from __future__ import annotations
 

@@ -182,11 +182,11 @@ class Index:
     # -- pre-scan ----------------------------------------------------------------------------
 
     def pattern_source(self) -> str:
-        """A regex that matches every file a rule could change (see :func:`codemods.prescan`)."""
+        """A regex that matches every file a rule could change (see ``codemods.prescan``)."""
         return "|".join(source for _, source in self.pattern_groups())
 
     def pattern_groups(self) -> list[tuple[frozenset[str], str]]:
-        """:meth:`pattern_source`'s alternatives, each with the literal names it needs.
+        """``pattern_source``'s alternatives, each with the literal names it needs.
 
         A text matches an alternative's regex only if it contains one of its names, so a
         substring search for (parts of) the names can rule a file out before any regex runs.

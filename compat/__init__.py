@@ -6,7 +6,7 @@ through PEP 562 ``__getattr__``. ``compat.migrate`` (the codemod CLI) never impo
 Old layout: ``compat.Trainer``, ``compat.LightningModule``, ``compat.LightningDataModule``,
 ``compat.Callback``, ``compat.accelerators``, ``compat.plugins`` (``.training_type``,
 ``.precision``, ``.environments``). Every old name warns once with
-:class:`CompatDeprecationWarning` (see docs/compat.md).
+``CompatDeprecationWarning`` (see docs/compat.md).
 """
 
 from __future__ import annotations

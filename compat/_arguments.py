@@ -14,8 +14,8 @@ Each keyword ``name=value`` given to ``compat.Trainer`` is, in this order:
 
 What the old keywords become is merged with the new ones given: the same keyword with another
 value is refused ("got both"). A resulting keyword ``strategies.Trainer`` does not take is
-refused, unless its value is what ``strategies.Trainer`` does anyway (:data:`_IMPLIED`). Every
-problem is collected; ``compat.Trainer`` raises them together (:class:`TrainerArgumentsError`).
+refused, unless its value is what ``strategies.Trainer`` does anyway (``_IMPLIED``). Every
+problem is collected; ``compat.Trainer`` raises them together (``TrainerArgumentsError``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from compat import _warnings
 from compat._warnings import deprecation_message
 from compat.renames import OLD_VALUE, Kind, Rename, lookup
 
-__all__ = ["TrainerArgumentsError", "Translation", "parse_gpus", "translate"]
+__all__ = ["TrainerArgumentsError", "Translation", "check_gpus_here", "parse_gpus", "translate"]
 
 TRAINER = "pytorch_lightning.Trainer"
 
@@ -85,6 +85,7 @@ class Translation:
         ckpt_path: ``resume_from_checkpoint``: the default ``ckpt_path`` of ``fit``.
         container: an old ``Accelerator(precision_plugin, training_type_plugin)`` given as
             ``accelerator=``.
+        explicit: the new arguments given as they are (not translated).
     """
 
     kwargs: dict[str, Any] = field(default_factory=dict)
@@ -92,6 +93,7 @@ class Translation:
     problems: list[str] = field(default_factory=list)
     ckpt_path: Any = None
     container: Any = None
+    explicit: frozenset[str] = frozenset()
     _sources: dict[str, str] = field(default_factory=dict)
 
     def put(self, key: str, value: Any, source: str, explicit: frozenset[str]) -> None:
@@ -142,6 +144,15 @@ def _refusal(name: str, value: Any, entry: Rename) -> str:
 
 
 def _warn_text(name: str, value: Any, entry: Rename) -> str:
+    if name == "checkpoint_callback" and _is_model_checkpoint(value):
+        return deprecation_message(
+            TRAINER,
+            None,
+            member=name,
+            old_display="Trainer(checkpoint_callback=ModelCheckpoint(...))",
+            replacement="Trainer(callbacks=[ModelCheckpoint(...)])",
+            hint="compat.Trainer adds it to the callbacks, as Lightning 1.x did; checkpointing stays enabled",
+        )
     if entry.kind is Kind.ARGUMENT_VALUE:
         return deprecation_message(TRAINER, f"Trainer({entry.strategies})", member=name, value=entry.value)
     new = f"Trainer({entry.strategies})" if entry.strategies else None
@@ -186,7 +197,35 @@ def translate(given: dict[str, Any], accepted: set[str]) -> Translation:
                 out.put(key, new, f"{name}={value!r}", explicit)
     _spawn_cpu_processes(out, given)
     _check_accepted(out, accepted)
+    out.explicit = explicit
     return out
+
+
+def check_gpus_here(out: Translation, given: dict[str, Any]) -> None:
+    """``gpus=N`` where no CUDA device is: a problem about ``gpus=``, which the user wrote.
+
+    Left to ``strategies.Trainer`` it would be about ``accelerator='cuda'``, the translation. As in
+    Lightning 1.x (``MisconfigurationException``), any request for GPUs fails when there are none.
+    Checked by ``compat.Trainer`` on this machine; ``translate`` itself does not look at it.
+    """
+    try:
+        requested = parse_gpus(given.get("gpus"))
+    except ValueError:
+        return
+    if requested in (None, 0, []):
+        return
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    for key in [k for k, source in out._sources.items() if source.startswith("gpus=") and k not in out.explicit]:
+        out.kwargs.pop(key, None)
+        del out._sources[key]
+    out.problems.append(
+        f"`{_display('gpus', given['gpus'])}` asks for CUDA devices, and no CUDA device is available here "
+        "(`torch.cuda.is_available()` is False): pass `gpus=0` (or leave `gpus` out) to train on the CPU, or "
+        '`accelerator="cpu", devices=N` for N CPU processes.'
+    )
 
 
 def _spawn_cpu_processes(out: Translation, given: dict[str, Any]) -> None:
@@ -225,6 +264,35 @@ def _is_container(value: Any) -> bool:
     from strategies.accelerators import Accelerator
 
     return isinstance(value, Accelerator) and hasattr(value, "_training_type_plugin")
+
+
+def _is_model_checkpoint(value: Any) -> bool:
+    from strategies.model_checkpoint import ModelCheckpoint
+
+    return isinstance(value, ModelCheckpoint)
+
+
+def _checkpoint_callback(out: Translation, value: Any, explicit: frozenset[str]) -> None:
+    """``checkpoint_callback=``: a bool is ``enable_checkpointing``; a ``ModelCheckpoint`` joins the callbacks.
+
+    Lightning 1.2's callback connector appended a ``ModelCheckpoint`` given here to
+    ``trainer.callbacks`` (deprecated since 1.1), so its ``monitor``/``save_top_k`` were honoured
+    and no default checkpoint was added; compat does the same.
+    """
+    source = f"checkpoint_callback={value!r}" if isinstance(value, bool) else "checkpoint_callback=ModelCheckpoint(...)"
+    if isinstance(value, bool):
+        out.put("enable_checkpointing", value, source, explicit)
+    elif _is_model_checkpoint(value):
+        given = out.kwargs.get("callbacks")
+        callbacks = [] if given is None else list(given) if isinstance(given, (list, tuple)) else [given]
+        out.kwargs["callbacks"] = [*callbacks, value]
+        out.put("enable_checkpointing", True, source, explicit)
+    else:
+        out.problems.append(
+            f"`{_display('checkpoint_callback', value)}` must be True, False "
+            f"or a `ModelCheckpoint` (got a {type(value).__name__}): pass `enable_checkpointing=True/False`, or "
+            "your callback in `callbacks=[...]`."
+        )
 
 
 def _resume(out: Translation, value: Any, explicit: frozenset[str]) -> None:
@@ -278,11 +346,12 @@ def _plugin_strategy(out: Translation, plugin: Any, explicit: frozenset[str]) ->
 _HANDLERS: dict[str, Callable[[Translation, Any, frozenset[str]], None]] = {
     "resume_from_checkpoint": _resume,
     "plugins": _plugins,
+    "checkpoint_callback": _checkpoint_callback,
 }
 
 
 def raise_problems(problems: list[str]) -> None:
-    """Raise every problem in one :class:`TrainerArgumentsError`."""
+    """Raise every problem in one ``TrainerArgumentsError``."""
     if not problems:
         return
     lines = "\n".join(f"  - {p}" for p in problems)

@@ -6,7 +6,7 @@ constructor arguments, old methods and the bridges of old hooks can live on it).
 * ``_compat_old``: the ``pytorch_lightning.`` path of the old name (for the message);
 * ``_compat_new``: the new name shown to the user;
 * ``_compat_new_cls``: the new class, so that ``isinstance``/``issubclass`` hold both ways
-  (``isinstance(DDPStrategy(), DDPPlugin)`` is true, see :class:`ShimMeta`).
+  (``isinstance(DDPStrategy(), DDPPlugin)`` is true, see ``ShimMeta``).
 
 User subclasses are checked when they are defined (``__init_subclass__``): an override of an old
 hook name is warned about once and bridged to the new name the lifecycle calls.
@@ -129,7 +129,7 @@ class Hook:
         when: where in the new lifecycle the override is called (for the message).
         make: builds the attribute installed on the user class as ``new`` (``None``: nothing).
         unsupported: the override cannot be called: the error message (raised later, see
-            :func:`check_unsupported`).
+            ``check_unsupported``).
         exclusive: defining both ``old`` and ``new`` in one class is a ``TypeError``.
     """
 

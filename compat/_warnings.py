@@ -4,7 +4,7 @@ Standard library only (``import compat`` must not import torch).
 
 Behaviour (docs/compat.md has the user-facing version):
 
-* category :class:`CompatDeprecationWarning`, a ``DeprecationWarning`` subclass, so
+* category ``CompatDeprecationWarning``, a ``DeprecationWarning`` subclass, so
   ``pytest.deprecated_call`` and ``-W error::DeprecationWarning`` work;
 * shown by default: at import a ``default`` filter is added *for our category only*, unless the
   user configured warning filters themselves (``-W``/``PYTHONWARNINGS``, i.e. ``sys.warnoptions``);
@@ -176,17 +176,23 @@ def deprecation_message(
     lightning: str | None = None,
     hint: str = "",
     detail: str = "",
+    replacement: str | None = None,
 ) -> str:
     """The message for one old name: old name, new name, removal version, the migrate command.
 
     ``old`` is the ``pytorch_lightning.`` (or ``compat.``) path of the old object (or of the
     member's owner); the table entry for it, when there is one, supplies the new names, the
-    removal version and the hint; the arguments are the fallback.
+    removal version and the hint; the arguments are the fallback. ``replacement`` names what to
+    use instead of the entry's targets, for one use of the old name the table does not describe
+    (`checkpoint_callback=ModelCheckpoint(...)` rather than a bool).
     """
     entry = _lookup(old, member, value)
-    if entry is not None:
+    if replacement is not None:
+        new, lightning = replacement, None
+    elif entry is not None:
         new = entry.strategies or new
         lightning = entry.lightning or lightning
+    if entry is not None:
         hint = hint or entry.hint
     short = old.rsplit(".", 1)[-1]
     if old_display is None:
@@ -210,7 +216,7 @@ def deprecation_message(
 
 
 def warn_deprecated(message: str, *, once_key: Any = None, frame: FrameType | None = None) -> None:
-    """Warn with :class:`CompatDeprecationWarning` at the user's line, once per call site.
+    """Warn with ``CompatDeprecationWarning`` at the user's line, once per call site.
 
     ``once_key``, when given, deduplicates on it instead of the call site (class-definition and
     hook-override warnings: once per class and hook).

@@ -1,6 +1,6 @@
 """``python -m compat.migrate PATH...``: the documented entry point of the migrate CLI.
 
-The command line lives in :mod:`codemods.cli` with the rules it runs; this module only keeps the
+The command line lives in ``codemods.cli`` with the rules it runs; this module only keeps the
 command (and the ``compat-migrate`` console script) where the docs and users' CI configs say it is.
 It never imports torch.
 """

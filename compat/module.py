@@ -5,7 +5,7 @@
 * The 1.x hooks Lightning 2.0 removed (``training_epoch_end``, ``on_epoch_start``, ...) are
   called by ``compat.Trainer`` at their 1.x step (``compat/_hooks.py``); ``*_step_end`` runs on
   the step's output inside the step, and the outputs ``*_epoch_end`` receives are collected
-  there (:mod:`compat._steps`). Old signatures (``dataloader_idx``, ``on_train_epoch_end(outputs)``)
+  there (``compat._steps``). Old signatures (``dataloader_idx``, ``on_train_epoch_end(outputs)``)
   are adapted. Each override warns once when its class is defined; one that cannot be bridged
   (``training_step(..., optimizer_idx)``, ``tbptt_split_batch``, ...) is a ``TypeError`` there.
 * ``Callback.on_before_accelerator_backend_setup(trainer, pl_module)`` and

@@ -4,7 +4,7 @@ Pure data, standard library only: the runtime shims (``compat.*``), the codemods
 (``codemods/``), ``docs/migration.md`` and the coverage tests are all derived from it.
 
 Every entry names an old object by its ``pytorch_lightning.`` qualified path; the same object
-under ``compat.`` (``compat.plugins.DDPPlugin``) is derived by :func:`compat_path`, and deep
+under ``compat.`` (``compat.plugins.DDPPlugin``) is derived by ``compat_path``, and deep
 module paths a user may have imported from are listed in ``aliases``.
 
 Member kinds (method, property, hook, argument, argument value, attribute) name their owner in
@@ -15,12 +15,12 @@ member moved to another object (``Accelerator.barrier`` is now ``trainer.strateg
 the target is ``None``, ``automatic`` is false and the hint says where it went.
 
 An ``ARGUMENT`` target is either a bare keyword name (the keyword is renamed, its value is kept)
-or keyword arguments written as ``key=value, ...`` in which :data:`OLD_VALUE` (``...``) stands
+or keyword arguments written as ``key=value, ...`` in which ``OLD_VALUE`` (``...``) stands
 for the old argument's value: ``Trainer(gpus=2)`` -> ``accelerator='cuda', devices=...`` ->
 ``Trainer(accelerator='cuda', devices=2)``. A literal value of an argument that also has
 ``ARGUMENT_VALUE`` entries is matched against those first.
 
-``renamed_in`` is a Lightning version, or :data:`NOT_RENAMED` (``"-"``) where Lightning kept the
+``renamed_in`` is a Lightning version, or ``NOT_RENAMED`` (``"-"``) where Lightning kept the
 name and only ``strategies`` renames it.
 """
 
@@ -81,7 +81,7 @@ class Rename:
             ``None`` when nothing replaces it there.
         lightning: the same for Lightning 2.x (``lightning.pytorch...``).
         renamed_in: the Lightning version that deprecated/renamed it (for the docs);
-            :data:`NOT_RENAMED` when Lightning kept the name.
+            ``NOT_RENAMED`` when Lightning kept the name.
         removed_in: the strategy-compat version that removes the shim.
         automatic: whether the codemods rewrite it without a person (for the default
             ``strategies`` target; ``lightning_automatic`` may differ for Lightning).
@@ -463,8 +463,8 @@ RENAMES: tuple[Rename, ...] = (
         bases=("pytorch_lightning.accelerators.Accelerator",),
         aliases=("pytorch_lightning.accelerators.gpu.GPUAccelerator",),
         hint=(
-            "takes no arguments now (devices only): pass the precision and the strategy to the "
-            "Trainer; training logic (setup, steps, collectives) belongs in a Strategy"
+            "`CUDAAccelerator()` takes no arguments now (it only picks devices): pass the precision and the "
+            "strategy to the Trainer; training logic (setup, steps, collectives) belongs in a Strategy"
         ),
     ),
     Rename(
@@ -625,8 +625,8 @@ RENAMES: tuple[Rename, ...] = (
         bases=("pytorch_lightning.accelerators.Accelerator",),
         aliases=("pytorch_lightning.accelerators.cpu.CPUAccelerator",),
         hint=(
-            "takes no arguments now (devices only): pass the precision and the strategy to the "
-            "Trainer; training logic (setup, steps, collectives) belongs in a Strategy"
+            "`CPUAccelerator()` takes no arguments now (it only picks devices): pass the precision and the "
+            "strategy to the Trainer; training logic (setup, steps, collectives) belongs in a Strategy"
         ),
     ),
     Rename(

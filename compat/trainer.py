@@ -24,6 +24,7 @@ from compat._arguments import (
     TrainerArgumentsError,
     Translation,
     accepted_arguments,
+    check_gpus_here,
     raise_problems,
     translate,
 )
@@ -118,6 +119,7 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
         out = translate(kwargs, accepted_arguments(strategies.Trainer))
         for message in out.messages:
             warn_deprecated(message)
+        check_gpus_here(out, kwargs)
         _check_plugins(out)
         if out.problems:
             try:  # what the new Trainer itself would refuse belongs in the same list

@@ -7,9 +7,9 @@ save into the same directory. Only names of this pattern whose process is gone a
 user's own ``.something.tmp`` files and a write in progress in another process are left alone.
 A full disk (or a file-size or quota limit) is raised as ``OSError`` "no space left on <dir>".
 
-A directory checkpoint that already exists is swapped (:func:`swap_into_place`): renamed aside
+A directory checkpoint that already exists is swapped (``swap_into_place``): renamed aside
 to ``dir/.name.strategies-old``, the new one renamed in, the old one deleted; a process killed
-between the renames leaves the old one aside, complete, and :func:`complete_checkpoint` finds it.
+between the renames leaves the old one aside, complete, and ``complete_checkpoint`` finds it.
 """
 
 from __future__ import annotations

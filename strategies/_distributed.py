@@ -1,6 +1,6 @@
 """The rendezvous and the default process group of this process, owned by one object.
 
-:data:`RENDEZVOUS` is the only place that binds a rendezvous socket, serves or joins a
+``RENDEZVOUS`` is the only place that binds a rendezvous socket, serves or joins a
 ``TCPStore``, initialises or destroys the default process group. Launchers and strategies call
 its methods; cluster environments only describe where the ranks meet.
 
@@ -148,7 +148,7 @@ class Rendezvous:
         self._elsewhere.add(port)
 
     def keep(self, port: int) -> None:
-        """Keep serving ``port`` after :meth:`close`: children this process started meet there again."""
+        """Keep serving ``port`` after ``close``: children this process started meet there again."""
         self._keep.add(port)
 
     def release(self, port: int) -> None:
@@ -170,7 +170,7 @@ class Rendezvous:
 
     @property
     def owns_group(self) -> bool:
-        """Whether the default process group was made here (and :meth:`close` destroys it)."""
+        """Whether the default process group was made here (and ``close`` destroys it)."""
         return self._owned and dist.is_available() and dist.is_initialized()
 
     def init_process_group(

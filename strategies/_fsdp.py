@@ -1,4 +1,4 @@
-"""Helpers of :class:`~strategies.FSDPStrategy`: the FSDP2 import, sharding, materialisation,
+"""Helpers of ``FSDPStrategy``: the FSDP2 import, sharding, materialisation,
 clipping, and the two checkpoint formats (full on rank 0, sharded through torch.distributed.checkpoint)."""
 
 from __future__ import annotations

@@ -388,7 +388,7 @@ class _LoggingMixin:
         }
 
     def _logging_recover(self, output: dict[str, Any]) -> None:
-        """Apply :meth:`_logging_worker_output` in the caller's process."""
+        """Apply ``_logging_worker_output`` in the caller's process."""
         self._callback_metrics.update(output["callback_metrics"])
         self._logged_metrics.update(output["logged_metrics"])
         self._pbar_metrics.update(output["progress_bar_metrics"])

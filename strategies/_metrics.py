@@ -1,6 +1,6 @@
 """What ``self.log`` stores: Lightning's per-hook defaults and its step/epoch aggregation.
 
-One :class:`_Results` holds the values of one loop (training, or one validation/test run). A
+One ``_Results`` holds the values of one loop (training, or one validation/test run). A
 value logged ``on_step`` is kept as the latest step value; one logged ``on_epoch`` is aggregated
 with ``reduce_fx`` (the mean weighted by ``batch_size``) and computed, synced over ranks when
 ``sync_dist=True``, when the loop's epoch ends. Logged both ways, it is reported as

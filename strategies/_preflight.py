@@ -1,8 +1,8 @@
 """Checks made in the calling process before anything is launched: bad input fails once, early.
 
 A rank started by a launcher fails alone and late (seconds in, after imports and the
-rendezvous); these checks run when the Trainer is built (:func:`check_max_epochs`) or before
-the launch (:func:`check_checkpoint`), so the error is one clear line in the caller.
+rendezvous); these checks run when the Trainer is built (``check_max_epochs``) or before
+the launch (``check_checkpoint``), so the error is one clear line in the caller.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """Which rank holds up the others: every rank publishes its progress, rank 0 watches for stalls.
 
 A rank marks its progress when it enters or leaves a step, backward or a collective
-(:meth:`Progress.mark`). While a stage runs, a daemon thread in every rank writes its latest mark,
+(``Progress.mark``). While a stage runs, a daemon thread in every rank writes its latest mark,
 the time of that mark and where its main thread is now to the rendezvous store; on rank 0 the
 same thread reads every rank's entry and prints one line on stderr when no rank has made progress
 for ``stall_warning`` seconds, naming the ranks that did not arrive where the others wait. The run
 goes on (ranks that are all at the same mark are busy, not waiting: no line). When a collective's
-timeout fires, :meth:`Progress.annotate` adds the same names to the
+timeout fires, ``Progress.annotate`` adds the same names to the
 error.
 """
 
@@ -63,7 +63,7 @@ class Progress:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop publishing (the stage ended); the last entries stay readable for :meth:`annotate`."""
+        """Stop publishing (the stage ended); the last entries stay readable for ``annotate``."""
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=2)

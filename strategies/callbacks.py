@@ -15,8 +15,8 @@ class Callback:
     """Hooks called around the module's own, with Lightning 2.x's names and order; all optional.
 
     Each hook gets ``(trainer, module, ...)``. docs/lifecycle.md lists when each one runs.
-    Monitoring callbacks (checkpointing, early stopping) set :attr:`_monitors`: their
-    ``on_train_epoch_end`` runs after the module's, and checkpoint callbacks (:attr:`_is_checkpoint`)
+    Monitoring callbacks (checkpointing, early stopping) set ``_monitors``: their
+    ``on_train_epoch_end`` runs after the module's, and checkpoint callbacks (``_is_checkpoint``)
     run after all others, as in Lightning.
     """
 
@@ -160,7 +160,7 @@ class Callback:
         return {}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` returned."""
+        """Restore what ``state_dict`` returned."""
 
     def on_save_checkpoint(self, trainer: Trainer, module: TrainModule, checkpoint: dict[str, Any]) -> None:
         """Add to (or edit) a checkpoint before it is written."""
@@ -180,7 +180,7 @@ class HookCall(NamedTuple):
 class HookRecorder:
     """Keeps ``Trainer(record_hooks=True)``'s record of one rank in ``calls``.
 
-    Each lifecycle step and hook call is a :class:`HookCall`: ``strategy.setup_environment``,
+    Each lifecycle step and hook call is a ``HookCall``: ``strategy.setup_environment``,
     ``process_group.init``, ``module.setup``, ``strategy.model_to_device``, ``strategy.wrap``,
     ``module.configure_optimizers``, ``module.on_fit_start``, ... (docs/lifecycle.md has the table).
     """

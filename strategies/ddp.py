@@ -17,12 +17,12 @@ if TYPE_CHECKING:
 class DDPStrategy(ParallelStrategy):
     """Data-parallel training with ``torch.nn.parallel.DistributedDataParallel``.
 
-    Processes come from :class:`~strategies.SubprocessScriptLauncher` (the script is run again for
+    Processes come from ``SubprocessScriptLauncher`` (the script is run again for
     every extra local rank), or from torchrun/SLURM, which start them all.
 
     Args:
-        *args: :class:`~strategies.ParallelStrategy`'s positional arguments.
-        **kwargs: :class:`~strategies.ParallelStrategy`'s arguments (``timeout``, ``num_nodes``, ...);
+        *args: ``ParallelStrategy``'s positional arguments.
+        **kwargs: ``ParallelStrategy``'s arguments (``timeout``, ``num_nodes``, ...);
             every other keyword goes to ``DistributedDataParallel`` (e.g. ``find_unused_parameters=True``).
     """
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 class DDPSpawnStrategy(DDPStrategy):
-    """Like :class:`DDPStrategy`, but the workers are spawned from the calling process.
+    """Like ``DDPStrategy``, but the workers are spawned from the calling process.
 
     Everything from ``setup_environment`` to ``teardown`` runs inside the workers; the parent
     never has a process group. Rank 0 sends the trained weights, the callback metrics and the

@@ -115,8 +115,8 @@ class DeepSpeedStrategy(ParallelStrategy):
         stage: the ZeRO stage (0-3); overrides the config's.
         offload_optimizer: ZeRO-Offload of the optimizer state to the CPU (stage >= 1).
         offload_parameters: ZeRO-Infinity parameter offload to the CPU (stage 3).
-        *args: :class:`~strategies.ParallelStrategy`'s positional arguments.
-        **kwargs: :class:`~strategies.ParallelStrategy`'s arguments (``timeout``, ``num_nodes``, ...);
+        *args: ``ParallelStrategy``'s positional arguments.
+        **kwargs: ``ParallelStrategy``'s arguments (``timeout``, ``num_nodes``, ...);
             every other keyword is a ``zero_optimization`` key (e.g. ``reduce_bucket_size=5e8``).
 
     Raises:
@@ -143,12 +143,12 @@ class DeepSpeedStrategy(ParallelStrategy):
 
     @property
     def zero_stage(self) -> int:
-        """The ZeRO stage of :attr:`config`."""
+        """The ZeRO stage of ``config``."""
         return int(self.config["zero_optimization"]["stage"])
 
     def _set_rank_variables(self) -> None:
         """DeepSpeed reads ``LOCAL_RANK``/``RANK``/``WORLD_SIZE`` from the environment during the whole run,
-        and rank 0 of our launcher has none: set the missing ones until :meth:`teardown` (a lasting
+        and rank 0 of our launcher has none: set the missing ones until ``teardown`` (a lasting
         ``LOCAL_RANK`` would make this process look like a launched child to the next Trainer)."""
         wanted = {"LOCAL_RANK": str(self.local_rank), "RANK": str(self.global_rank), "WORLD_SIZE": str(self.world_size)}
         added = [k for k in wanted if k not in os.environ]

@@ -31,8 +31,8 @@ class FSDPStrategy(ParallelStrategy):
     is not used. Processes are started like ``"ddp"`` (the script runs again for each extra local
     rank), or by torchrun/SLURM.
 
-    Lifecycle: ``configure_model`` runs inside :meth:`model_sharded_context`, where new
-    parameters are created on the meta device (no memory); :meth:`setup` shards the module
+    Lifecycle: ``configure_model`` runs inside ``model_sharded_context``, where new
+    parameters are created on the meta device (no memory); ``setup`` shards the module
     (``fully_shard`` per submodule picked by ``auto_wrap_policy``, then the root), allocates only
     each rank's shard and calls ``reset_parameters()`` on the modules that were on meta; then the
     optimizers are built on the sharded parameters. ``model_to_device`` does nothing (FSDP places
@@ -49,17 +49,17 @@ class FSDPStrategy(ParallelStrategy):
             precision (``"bf16-mixed"``: bf16 parameters for compute, fp32 gradient reduction).
         cpu_offload: keep the sharded parameters, gradients and optimizer state on the CPU
             (FSDP2 ``CPUOffloadPolicy``). Needs an accelerator: on a CPU-only run it is an error.
-        state_dict_type: ``"full"`` (default, as Lightning's Trainer): :meth:`module_state_dict` is the
+        state_dict_type: ``"full"`` (default, as Lightning's Trainer): ``module_state_dict`` is the
             full state dict (on rank 0) and ``save_checkpoint(path)`` writes one file from rank 0 with the
             full state, loadable by a single-device run; ``"sharded"``: a directory written through
             ``torch.distributed.checkpoint``, one shard per rank (no gather: for models too big for one
-            process), and :meth:`module_state_dict` returns each rank's DTensor shards. Loading accepts
+            process), and ``module_state_dict`` returns each rank's DTensor shards. Loading accepts
             either (a directory is read as sharded, a file as full).
         meta_init: create the parameters of ``configure_model`` on the meta device (default). ``False``
             creates them for real on every rank (bit-equal init with a seed, more memory).
         sync_module_states: broadcast rank 0's real (non-meta) parameters and buffers before sharding.
-        *args: :class:`~strategies.ParallelStrategy`'s positional arguments.
-        **kwargs: :class:`~strategies.ParallelStrategy`'s arguments (``timeout``, ``num_nodes``, ...);
+        *args: ``ParallelStrategy``'s positional arguments.
+        **kwargs: ``ParallelStrategy``'s arguments (``timeout``, ``num_nodes``, ...);
             every other keyword is passed to every ``fully_shard`` call.
     """
 
@@ -263,7 +263,7 @@ class FSDPStrategy(ParallelStrategy):
 
     @override
     def load_module_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> None:
-        """Load a full state dict into the (sharded) module; a no-op right after :meth:`load_checkpoint`."""
+        """Load a full state dict into the (sharded) module; a no-op right after ``load_checkpoint``."""
         if self._loaded_in_place:
             self._loaded_in_place = False
             return

@@ -49,7 +49,7 @@ class Logger(ABC):
         """Record the run's hyperparameters."""
 
     def save(self) -> None:  # noqa: B027 (an optional hook: the base does nothing)
-        """Flush what was logged; the Trainer calls it after every :meth:`log_metrics`."""
+        """Flush what was logged; the Trainer calls it after every ``log_metrics``."""
 
     def finalize(self, status: str) -> None:  # noqa: B027 (an optional hook: the base does nothing)
         """Close the run (``status`` is ``"success"`` or ``"failed"``)."""

@@ -157,7 +157,7 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
         batch_size: int | None = None,
         rank_zero_only: bool = False,
     ) -> None:
-        """:meth:`log` each item of ``dictionary`` with the same options."""
+        """``log`` each item of ``dictionary`` with the same options."""
         for name, value in dictionary.items():
             self.log(
                 name,
@@ -197,7 +197,7 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
     def save_hyperparameters(
         self, *args: Any, ignore: Sequence[str] | str | None = None, frame: Any = None, logger: bool = True
     ) -> None:
-        """Keep ``__init__``'s arguments (or the names in ``args``, or a dict) in :attr:`hparams`.
+        """Keep ``__init__``'s arguments (or the names in ``args``, or a dict) in ``hparams``.
 
         Checkpoints store them under ``"hyper_parameters"``, as Lightning's do.
         """
@@ -256,7 +256,7 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
         self.trainer.strategy.backward(loss)
 
     def toggle_optimizer(self, optimizer: Any) -> None:
-        """Freeze every parameter that ``optimizer`` does not train (undo with :meth:`untoggle_optimizer`)."""
+        """Freeze every parameter that ``optimizer`` does not train (undo with ``untoggle_optimizer``)."""
         own = {id(p) for group in optimizer.param_groups for p in group["params"]}
         for param in self.parameters():
             self._param_requires_grad_state.setdefault(param, param.requires_grad)
@@ -264,7 +264,7 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
                 param.requires_grad = False
 
     def untoggle_optimizer(self, optimizer: Any) -> None:
-        """Give back the ``requires_grad`` flags :meth:`toggle_optimizer` changed."""
+        """Give back the ``requires_grad`` flags ``toggle_optimizer`` changed."""
         for param, requires_grad in self._param_requires_grad_state.items():
             param.requires_grad = requires_grad
         self._param_requires_grad_state = {}
@@ -348,7 +348,7 @@ class DataModule(_DataHooks):
         return {}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` returned."""
+        """Restore what ``state_dict`` returned."""
 
     def on_exception(self, exception: BaseException) -> None:
         """When a stage raises."""

@@ -25,7 +25,7 @@ class ParallelStrategy(Strategy, ABC):
     """Several processes, one per device, joined by a ``torch.distributed`` process group.
 
     The one constructor of the parallel strategies: ``DDPStrategy``, ``FSDPStrategy`` and
-    ``DeepSpeedStrategy`` take these arguments too (passed through, see :func:`split_parallel_kwargs`)
+    ``DeepSpeedStrategy`` take these arguments too (passed through, see ``split_parallel_kwargs``)
     and add their own.
 
     Args:
@@ -243,11 +243,11 @@ class _StepRedirect(nn.Module):
         return getattr(self.module, step)(*args, **kwargs)
 
 
-#: The keyword arguments every parallel strategy passes on to :class:`ParallelStrategy`.
+#: The keyword arguments every parallel strategy passes on to ``ParallelStrategy``.
 PARALLEL_ARGS = frozenset(inspect.signature(ParallelStrategy.__init__).parameters) - {"self"}
 
 
 def split_parallel_kwargs(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split ``kwargs`` into :class:`ParallelStrategy`'s arguments and the rest (a subclass's extras)."""
+    """Split ``kwargs`` into ``ParallelStrategy``'s arguments and the rest (a subclass's extras)."""
     own = {k: v for k, v in kwargs.items() if k in PARALLEL_ARGS}
     return own, {k: v for k, v in kwargs.items() if k not in PARALLEL_ARGS}

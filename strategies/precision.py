@@ -58,7 +58,7 @@ class Precision:
         return {}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` returned."""
+        """Restore what ``state_dict`` returned."""
 
     def teardown(self) -> None:
         """Release what the precision holds."""

@@ -89,7 +89,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         use_distributed_sampler: give plain DataLoaders a ``DistributedSampler`` on parallel strategies.
         sync_batchnorm: turn BatchNorm layers into ``SyncBatchNorm`` before wrapping (parallel strategies).
         plugins: a ``ClusterEnvironment`` and/or a ``Precision``.
-        record_hooks: keep every lifecycle step and hook call in :attr:`hook_record`.
+        record_hooks: keep every lifecycle step and hook call in ``hook_record``.
     """
 
     registry = StrategyRegistry()

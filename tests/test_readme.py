@@ -24,8 +24,15 @@ def test_readme_quickstart_runs_as_written(tmp_path):
     assert 'strategy="ddp"' in code and "devices=2" in code
     script = tmp_path / "train.py"
     script.write_text(code)
-    result = run_script([sys.executable, str(script)])
+    result = run_script([sys.executable, str(script)], timeout=240)
     assert result.returncode == 0, result.stderr
+    # What the README says it prints: one line (rank 0 only) showing that the model learned.
+    printed = re.findall(r"^trained (\d+) epochs on (\d+) processes: train_loss ([\d.]+)$", result.stdout, re.M)
+    assert len(printed) == 1, result.stdout
+    epochs, processes, loss = printed[0]
+    assert (int(epochs), int(processes)) == (5, 2) and float(loss) < 1.0, result.stdout
+    shown = re.search(r"such as\s+`(trained .*?)`", readme.split("## Quickstart", 1)[1])
+    assert shown and re.fullmatch(r"trained 5 epochs on 2 processes: train_loss [\d.]+", shown.group(1))
 
 
 def test_example_train_ddp_trains_on_two_processes():
@@ -75,7 +82,8 @@ def test_ci_runs_the_readme_setup_commands_exactly():
 def test_ci_second_step_installs_every_extra_and_runs_the_marked_tests():
     extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
     _, second = _ci_commands()
-    install, tests = second
+    install, docs_tools, tests = second
+    assert "docs/_gen/mermaid.py" in docs_tools and "apt-get install -y chromium" in docs_tools
     named = set(re.search(r'-e "\.\[([\w,]+)\]"', install).group(1).split(","))
     assert named == extras
     assert "torch==2.13.0" in install.split()  # pinned in the same resolve: no extra pulls another torch

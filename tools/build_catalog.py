@@ -8,7 +8,7 @@ catalog). Nothing of a wheel is copied into the repository, only facts about its
 What is read, and how:
 
 - ``pytorch_lightning`` 1.2.10, 1.3.8, 1.4.9, 1.5.10 and ``lightning`` 2.6 are read from their
-  wheels with :mod:`ast`, never imported (their torch pins are long gone).
+  wheels with ``ast``, never imported (their torch pins are long gone).
 - ``strategies`` is read from this checkout with the same reader; its public names come from
   importing it (``__all__`` of each package, and the names in its strategy registry).
 
@@ -516,7 +516,7 @@ def render(data: dict) -> str:
 
 
 def build(name: str) -> dict:
-    """The catalog called ``name`` (a key of :data:`RELEASES`, or ``"strategies"``)."""
+    """The catalog called ``name`` (a key of ``RELEASES``, or ``"strategies"``)."""
     return build_strategies() if name == STRATEGIES else build_release(name)
 
 

@@ -1,9 +1,9 @@
 """Files other than Python modules: Jupyter notebooks and YAML configs.
 
 The hooks the rest of the CLI calls (each marked ``# hook: notebooks and YAML`` at its call
-site): :func:`wanted` in discovery (which non-Python files are looked at), and :func:`scan`,
-:func:`bases` and :func:`migrate` in the worker (``None`` for a Python file, which then takes
-the usual path). Notebooks: :mod:`codemods.cli._notebook`; YAML: :mod:`codemods.cli._yaml`.
+site): ``wanted`` in discovery (which non-Python files are looked at), and ``scan``,
+``bases`` and ``migrate`` in the worker (``None`` for a Python file, which then takes
+the usual path). Notebooks: ``codemods.cli._notebook``; YAML: ``codemods.cli._yaml``.
 """
 
 from __future__ import annotations

@@ -119,7 +119,7 @@ class Notebook:
     starts: list[int]
 
     def cell_line(self, line: int) -> tuple[int, int]:
-        """``(cell number, line in the cell)``, 1-based, of line ``line`` of :attr:`code`."""
+        """``(cell number, line in the cell)``, 1-based, of line ``line`` of ``code``."""
         position = 0
         for order, start in enumerate(self.starts):
             if start <= line:
@@ -225,7 +225,7 @@ def load(decoded: Decoded) -> Notebook:
 
 
 def split(notebook: Notebook, code: str) -> list[str]:
-    """The new source of each cell in :attr:`Notebook.cells`, from the migrated ``code``.
+    """The new source of each cell in ``Notebook.cells``, from the migrated ``code``.
 
     Raises:
         Unprocessable: the markers or masks did not survive the migration intact.

@@ -89,7 +89,7 @@ class Outcome:
     _diagnostics: list[Diagnostic] | None = field(default=None, repr=False)
 
     def diagnostics(self) -> list[Diagnostic]:
-        """Every site this run flags, suppressed ones included (:func:`codemods.cli._diagnostics.collect`)."""
+        """Every site this run flags, suppressed ones included (``codemods.cli._diagnostics.collect``)."""
         if self._diagnostics is None:
             files = [(f.display, f.changes, bool(f.held)) for f in self.files]
             self._diagnostics = collect(files, self.pending, self.mode in (CHECK, DIFF))

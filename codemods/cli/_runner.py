@@ -1,6 +1,6 @@
 """One run of ``python -m compat.migrate``: discover, scan, resolve user classes, migrate.
 
-1. Discovery walks the paths given (:mod:`codemods.cli._files`).
+1. Discovery walks the paths given (``codemods.cli._files``).
 2. The scan reads every file and runs ``codemods.prescan``; files that need work get
    ``codemods.class_bases``.
 3. User classes deriving from old ones are resolved across files: files whose text mentions a
@@ -9,7 +9,7 @@
 
 Steps 2 and 4 run in a process pool (``--jobs``, capped by the number of batches of files to
 parse) that imports only libcst and ``codemods``. The workers die with the CLI (see
-:func:`codemods.cli._worker.init_worker`); on Ctrl-C they are stopped at once, the summary
+``codemods.cli._worker.init_worker``); on Ctrl-C they are stopped at once, the summary
 says which files were migrated before the stop, and the exit code is 130.
 """
 
@@ -263,7 +263,7 @@ class _Pool:
         """Stop the workers now (Ctrl-C): SIGTERM each one and wait for it to be gone.
 
         A worker stopped between writing a temporary file and renaming it leaves the
-        temporary file; :meth:`Runner.run` removes it. The original file is whole either way.
+        temporary file; ``Runner.run`` removes it. The original file is whole either way.
         """
         executor, self._executor = self._executor, None
         if executor is None:
@@ -629,7 +629,7 @@ def _names_pattern(names: set[str]) -> re.Pattern[str]:
 
     A trie, and no leading ``\\b``: that keeps the regex engine's fast scan for the first
     character, about 20x faster than a plain alternation over a hundred names. The caller
-    checks the leading word boundary (:func:`codemods.cli._worker.mentions`).
+    checks the leading word boundary (``codemods.cli._worker.mentions``).
     """
 
     def build(node: dict[str, dict[str, Any]]) -> str:

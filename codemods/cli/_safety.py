@@ -8,7 +8,7 @@ mode, and replace the old file only if it is still what was read.
 
 A temporary file is named ``.<file>.<pid>.<random>.compat-migrate.tmp``: a process killed between
 creating and renaming it (``kill -9``) leaves it behind, and the next run removes it once the
-process ``<pid>`` is gone (:func:`remove_leftover`).
+process ``<pid>`` is gone (``remove_leftover``).
 """
 
 from __future__ import annotations

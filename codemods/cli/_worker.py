@@ -142,7 +142,7 @@ def init_worker(parent: int, lifeline_read: int, lifeline_write: int, slots: Any
     ``kill -9``; everywhere a thread also watches the pipe whose only write end the parent
     holds, and ends the worker when it closes. Ctrl-C reaches the whole process group: a worker
     ends at once (the default action, not a ``KeyboardInterrupt`` that the pool would catch and
-    carry on after), and the parent stops the rest (:meth:`codemods.cli._runner._Pool.terminate`)
+    carry on after), and the parent stops the rest (``codemods.cli._runner._Pool.terminate``)
     and removes any temporary file a worker leaves. A file is replaced atomically, so it is
     either as it was or fully migrated. Where the CLI ignores SIGINT (started with ``&`` by a
     script, ``nohup``), its workers keep ignoring it too.
@@ -176,7 +176,7 @@ def run_task(task: int, fn: Callable[..., list[Any]], chunk: list[Any], *extra: 
     """``fn(chunk, *extra)``, with ``task`` written in this worker's slot while it runs.
 
     The parent reads the slots when a worker dies or runs too long, to know which task it held
-    (:class:`codemods.cli._runner._Pool`).
+    (``codemods.cli._runner._Pool``).
     """
     if _slots is None:
         return fn(chunk, *extra)
@@ -345,7 +345,7 @@ def quote_path(name: str) -> str:
 def unified_diff(display: str, before: str, after: str) -> str:
     """A unified diff of two versions of a file, with ``\\ No newline at end of file`` marks.
 
-    The file name in the ``---``/``+++`` headers is quoted as git quotes it (:func:`quote_path`).
+    The file name in the ``---``/``+++`` headers is quoted as git quotes it (``quote_path``).
     """
     lines = []
     for line in difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), "a", "b"):
@@ -409,5 +409,5 @@ def _migrate(snap: Snapshot, path: str, module: str, display: str, rel: str, set
 
 
 def migrate_many(items: Iterable[tuple[str, str, str, str]], settings: Settings) -> list[FileResult]:
-    """:func:`migrate` over ``(path, module, display, rel)`` items (one pool task)."""
+    """``migrate`` over ``(path, module, display, rel)`` items (one pool task)."""
     return [migrate(*item, settings) for item in items]

@@ -524,7 +524,7 @@ def apply(text: str, edits: list[_Edit]) -> str:
 
 
 def migrate(path: str, display: str, rel: str, settings: Settings) -> FileResult:
-    """Check, diff or write one YAML config (the worker's :func:`codemods.cli._worker.migrate`)."""
+    """Check, diff or write one YAML config (the worker's ``codemods.cli._worker.migrate``)."""
     from codemods.cli._formats import write
     from codemods.cli._worker import CHECK, DIFF, FileResult, unified_diff
 

@@ -17,7 +17,7 @@ class LocalEnvironment(ClusterEnvironment):
 
     A pure description: reading a property never binds or writes anything. The port is
     ``MASTER_PORT`` when set (it chooses the port, not the interface: the store still listens on
-    127.0.0.1 only), else the one the launcher reserved (:meth:`set_main_port`), else ``0`` until
+    127.0.0.1 only), else the one the launcher reserved (``set_main_port``), else ``0`` until
     then. ``MASTER_ADDR`` is not read: a local run always meets on 127.0.0.1 (a run over several
     machines goes through torchrun or SLURM, whose environments read it).
     """

@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 import re
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
 import compat
-from compat import _deprecations_docs, _warnings
+from compat import _warnings
 from compat.renames import RENAMES
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs"))
+from _gen_docs import gen_docs  # noqa: E402
+
+SCHEDULE_PATH = gen_docs.ROOT / "docs" / "deprecations.md"
 
 
 def test_schedule_is_up_to_date():
-    current = _deprecations_docs.SCHEDULE_PATH.read_text(encoding="utf-8")
-    assert current == _deprecations_docs.render_deprecations_md(), (
-        "docs/deprecations.md is out of date with compat/renames.py: run `python -m compat._deprecations_docs`"
+    current = SCHEDULE_PATH.read_text(encoding="utf-8")
+    assert current == gen_docs.render_deprecations(), (
+        "docs/deprecations.md is out of date with compat/renames.py: run `python tools/gen_docs.py`"
     )
 
 
 def test_every_entry_is_listed_under_its_removal_release():
-    page = _deprecations_docs.render_deprecations_md()
+    page = gen_docs.render_deprecations()
     sections = dict(re.findall(r"^## strategy-compat (\S+)\n(.*?)(?=^## |\Z)", page, re.S | re.M))
     for entry in RENAMES:
         assert f"`{entry.old_name}`" in sections[entry.removed_in], entry.old_name
@@ -29,7 +36,7 @@ def test_every_entry_is_listed_under_its_removal_release():
 
 
 def test_warnings_link_the_schedule():
-    assert (_deprecations_docs.SCHEDULE_PATH.parent.parent / _warnings.SCHEDULE) == _deprecations_docs.SCHEDULE_PATH
+    assert (SCHEDULE_PATH.parent.parent / _warnings.SCHEDULE) == SCHEDULE_PATH
     with pytest.deprecated_call() as record:
         compat.plugins.DDPPlugin()
     messages = [str(w.message) for w in record if issubclass(w.category, compat.CompatDeprecationWarning)]

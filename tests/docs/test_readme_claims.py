@@ -32,5 +32,11 @@ def test_warnings_are_described_per_call_site():
     assert "warning once" not in README
 
 
-def test_cpu_only_install_is_given():
-    assert "--index-url https://download.pytorch.org/whl/cpu" in README
+def test_cpu_only_install_is_given_before_the_install_command():
+    """A reader on a CPU machine meets the CPU index before the line that would pull the CUDA build."""
+    setup = README.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    cpu = setup.find("pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu")
+    install = setup.find("```bash\npip install")
+    assert cpu != -1, "the README no longer gives the CPU-only install"
+    assert install != -1 and cpu < install, "the CPU-index advice must come before the install command"
+    assert "**CUDA build**" in setup[:cpu]
