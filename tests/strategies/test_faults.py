@@ -131,6 +131,7 @@ class _StepAtStart(Callback):
         self.step = trainer.global_step
 
 
+@pytest.mark.extras  # an FSDP run in a subprocess, then a resume in this process (~20 s on 2 cores)
 def test_a_kill_during_the_sharded_checkpoint_swap_leaves_a_checkpoint_that_loads(tmp_path):
     result = run_script([sys.executable, str(FAULT_RUN), "fsdp-kill-swap", str(tmp_path)], timeout=300)
     assert result.returncode == -signal.SIGKILL, (result.returncode, result.stderr[-3000:])
