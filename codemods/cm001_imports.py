@@ -11,11 +11,11 @@ from compat import _catalog
 
 from ._cm001_import_edits import Action, alias_text, fix_line, in_place, rewrite
 from ._context import Context
-from ._homes import find_home, first_missing, lightning_path
+from ._homes import find_home, first_missing, lightning_path, old_kind
 from ._ids import Rule
 from ._imports import ModuleMove, manual_module
 from ._rule import RuleCommand, Site
-from ._scopes import dotted
+from ._scopes import Binding, dotted
 
 __all__ = ["RewriteImportsCommand"]
 
@@ -62,6 +62,7 @@ class RewriteImportsCommand(RuleCommand):
         for request in plan.requests:
             requests.setdefault(id(request.statement), []).append((request.module, request.name))
         by_alias = {id(b.node): b for b in ctx.analysis.import_bindings}
+        duplicates = self._duplicates(ctx, by_alias, unused)
         lines: set[int] = set()
         for stmt, _scope in ctx.analysis.imports:
             if isinstance(stmt.names, cst.ImportStar):
@@ -75,7 +76,7 @@ class RewriteImportsCommand(RuleCommand):
             actions: dict[int, Action] = {}
             for i, alias in enumerate(stmt.names):
                 binding = by_alias.get(id(alias))
-                if binding is not None and id(binding) in unused:
+                if binding is not None and (id(binding) in unused or id(alias) in duplicates):
                     actions[i] = None
                 elif id(alias) in plan.by_alias:
                     actions[i] = plan.by_alias[id(alias)]
@@ -95,6 +96,34 @@ class RewriteImportsCommand(RuleCommand):
                 lines.add(id(line))
                 count = len(line.body) if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else 1
                 ctx.edits.replace(line, partial(fix_line, count=count), self.RULE, None)
+
+    @staticmethod
+    def _duplicates(ctx: Context, by_alias: dict[int, Binding], unused: set[int]) -> set[int]:
+        """Aliases of module-level imports that, once migrated, bind a name an earlier module-level
+        import already binds to the same object (``from pytorch_lightning import seed_everything``
+        and ``from pytorch_lightning.utilities.seed import seed_everything``): dropped."""
+        plan = ctx.import_plan
+        seen: set[tuple[str, str]] = set()
+        found: set[int] = set()
+        for stmt, scope in ctx.analysis.imports:
+            line = ctx.analysis.parent(stmt)
+            if scope is not ctx.analysis.root or line is None or not isinstance(ctx.analysis.parent(line), cst.Module):
+                continue  # in a function, a try/except or an if: every branch keeps its own
+            if isinstance(stmt.names, cst.ImportStar):
+                continue
+            for alias in stmt.names:
+                binding = by_alias.get(id(alias))
+                if binding is None or binding.qualname is None or id(binding) in unused:
+                    continue
+                decision = plan.by_alias.get(id(alias))
+                if decision is None:
+                    key = (binding.qualname, binding.name)
+                else:
+                    key = (f"{decision.new.module}.{decision.new.name}", decision.asname or decision.new.name)
+                if key in seen and decision is not None:
+                    found.add(id(alias))
+                seen.add(key)
+        return found
 
     def _unresolved(self, ctx: Context, stmt: cst.Import | cst.ImportFrom, missing: list[tuple[str, str]]) -> None:
         """A TODO on an old import the target has no home for (it is left as it was)."""
@@ -139,20 +168,26 @@ class RewriteImportsCommand(RuleCommand):
                 ctx.edits.todo(binding.stmt, self.RULE, hint)
 
     def _check_chain(self, ctx: Context, qualname: str, node: cst.BaseExpression) -> None:
+        """A TODO on ``pl.a.b.name`` when Lightning 2.6 has no such object (1.x's modules, then its name)."""
         text = dotted(node)
         if text is None:
             return
-        path = qualname + text[len(text.partition(".")[0]) :]
-        missing = first_missing("lightning", lightning_path(path))
-        if missing is None:
+        parts = (qualname + text[len(text.partition(".")[0]) :]).split(".")
+        cut = 1
+        while cut < len(parts) and old_kind(".".join(parts[: cut + 1])) == "module":
+            cut += 1
+        if cut == len(parts) or parts[cut].startswith("__"):
+            return  # a module path, or a dunder (``__version__``) every package has
+        module, name = ".".join(parts[:cut]), parts[cut]
+        old = f"{module}.{name}"
+        if ctx.table.object(old) is not None or manual_module(ctx, old):
+            return  # a name of the rename table: its rules rewrite it or leave their TODO
+        if first_missing("lightning", lightning_path(old)) is None:
             return
-        old = _catalog.OLD_PACKAGE + missing[len(lightning_path(_catalog.OLD_PACKAGE)) :]
-        if ctx.table.object(old) is not None or manual_module(ctx, old) or missing.rpartition(".")[2].startswith("__"):
-            return  # a name of the rename table (its rules rewrite it or leave their TODO), or a dunder
-        module, _, name = old.rpartition(".")
         home = find_home("lightning", module, name)
         if home.module is not None:
-            hint = f"Lightning 2.6 has no `{missing}`: `{name}` is `{home.module}.{name}` now; import it from there"
+            hint = f"Lightning 2.6 has `{name}` at `{home.module}.{name}`, not at `{lightning_path(old)}`"
+            hint += ": import it from there"
         else:
             hint = f"{home.reason}: replace it"
         ctx.edits.todo(node, self.RULE, hint)
@@ -161,7 +196,7 @@ class RewriteImportsCommand(RuleCommand):
         for i, action in actions.items():
             alias = stmt.names[i]  # type: ignore[index]
             if action is None:
-                ctx.edits.report(alias, self.RULE, f"remove unused import {alias_text(alias)}")
+                ctx.edits.report(alias, self.RULE, f"remove unused or repeated import {alias_text(alias)}")
             elif isinstance(action, ModuleMove):
                 ctx.edits.report(alias, self.RULE, f"import {action.entry.old} -> {action.new}", action.entry)
             else:
