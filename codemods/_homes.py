@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from compat import _catalog
 
-__all__ = ["Home", "find_home", "first_missing", "lightning_path", "module_resolves", "old_kind"]
+__all__ = ["Home", "call_changes", "find_home", "first_missing", "lightning_path", "module_resolves", "old_kind"]
 
 #: How the Lightning target spells Lightning's own packages, by preference.
 _LIGHTNING_ORDER = ("lightning.pytorch", "lightning.fabric", "lightning_utilities")
@@ -137,3 +137,43 @@ def find_home(target: str, old_module: str, name: str, mapped: str | None = None
     (paths,) = groups.values()
     best = min(paths, key=lambda p: _rank(p, mapped or ""))
     return Home(best.rpartition(".")[0])
+
+
+def _old_signature(path: str) -> _catalog.Signature | None:
+    for catalog in reversed(_catalog.old_with(path)):  # the newest release that has it
+        signature = catalog.signature(path)
+        if signature is not None:
+            return signature
+    return None
+
+
+def call_changes(target: str, old_path: str, new_path: str, positional: int, keywords: list[str]) -> list[str]:
+    """What a call ``OldClass(<positional> args, <keywords>=...)`` would do differently once
+    ``OldClass`` is the target's ``new_path`` (a class found by name, not by the rename table):
+    arguments that bind elsewhere or are not taken, and defaults that changed."""
+    old = _old_signature(old_path)
+    new = _catalog.target(target).signature(new_path)
+    if old is None or new is None:
+        return []
+    problems = []
+    if positional and old.positional()[:positional] != new.positional()[:positional]:
+        problems.append(f"its positional arguments bind to {', '.join(new.positional()[:positional])} now")
+    for keyword in keywords:
+        if not new.accepts(keyword) and not new.var_keyword:
+            problems.append(f"it takes no `{keyword}=`")
+    passed = {*keywords, *old.positional()[:positional]}
+    for param in old.params:
+        if param.name in passed or param.kind in (_catalog.ParamKind.VAR_POSITIONAL, _catalog.ParamKind.VAR_KEYWORD):
+            continue
+        now = new.get(param.name)
+        if now is None:
+            continue
+        if now.default is None and param.default is not None:
+            problems.append(f"`{param.name}` is required now")
+        elif now.default != param.default:
+            problems.append(f"`{param.name}` defaults to {now.default} now (was {param.default})")
+    for param in new.params:
+        if param.default is None and param.name not in passed and old.get(param.name) is None:
+            if param.kind not in (_catalog.ParamKind.VAR_POSITIONAL, _catalog.ParamKind.VAR_KEYWORD):
+                problems.append(f"`{param.name}` is required now")
+    return problems

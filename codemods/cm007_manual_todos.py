@@ -245,7 +245,9 @@ class MarkManualMigrationsCommand(RuleCommand):
             )
             return
         entries = table.members.get(name, [])
-        origin, sure = ctx.receiver_of(receiver, scope)
+        # Read with the new names too: once an annotation is migrated (`model: TrainModule`), the
+        # receiver must still be known, or the next run would flag what this one did not.
+        origin, sure = ctx.receiver_of(receiver, scope, new=True)
         if isinstance(origin, str):
             entries = table.member_entries(name, origin, open=sure != "exact")
         elif origin is not None or not (ctx.uses_old_api and distinctive(name)):
