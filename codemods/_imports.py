@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from compat import _catalog
 from compat.renames import Rename
 
+from ._homes import find_home, lightning_path, module_resolves
 from ._resolve import Resolver
-from ._scopes import Analysis, Binding, Scope
+from ._scopes import Analysis, Binding, Scope, dotted
 from ._table import NewName, split_qualname
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "ImportPlan",
     "ImportRequest",
     "ModuleMove",
+    "manual_module",
     "moved_module",
     "plan_imports",
 ]
@@ -32,11 +35,15 @@ __all__ = [
 
 @dataclass(eq=False)
 class FromImport:
-    """What becomes of one ``OldName [as alias]`` in a ``from ... import`` statement."""
+    """What becomes of one ``OldName [as alias]`` in a ``from ... import`` statement.
+
+    ``entry`` is the table row, or ``None`` for a name the table does not know that the target's
+    catalog has a home for (:func:`codemods._homes.find_home`).
+    """
 
     alias: cst.ImportAlias
     binding: Binding
-    entry: Rename
+    entry: Rename | None
     new: NewName
     asname: str | None
     rename: bool
@@ -79,6 +86,10 @@ class ImportPlan:
     requests: list[ImportRequest] = field(default_factory=list)
     #: ids of the ``Name`` roots of chains CM002 rewrote away (their import may become unused).
     consumed: set[int] = field(default_factory=set)
+    #: aliases of old imports the target has no home for -> (name, why); CM001 leaves a TODO.
+    unresolved: dict[int, tuple[str, str]] = field(default_factory=dict)
+    #: the names the module's ``__all__`` lists (they are uses of what they name).
+    exported: set[str] = field(default_factory=set)
 
     def request(self, request: ImportRequest) -> None:
         """Ask for an import once."""
@@ -148,10 +159,50 @@ def _exported(ctx: Resolver) -> set[str]:
     return names
 
 
+def manual_module(ctx: Resolver, qualname: str) -> bool:
+    """Whether ``qualname`` is under a module of the rename table that has no automatic rewrite
+    for the target (CM007 leaves that entry's own TODO on its imports)."""
+    module = qualname
+    while module:
+        entry = ctx.table.module(module)
+        if entry is not None:
+            return not (ctx.table.auto(entry) and ctx.table.new(entry))
+        module = module.rpartition(".")[0]
+    return False
+
+
+def _old_root(qualname: str) -> bool:
+    return qualname.partition(".")[0] == _catalog.OLD_PACKAGE and not qualname.rpartition(".")[2].startswith("__")
+
+
+def _imported_module(binding: Binding) -> str | None:
+    """The module an ``import a.b.c [as x]`` statement names (the binding is ``a`` or ``x``)."""
+    alias = binding.node
+    return dotted(alias.name) if isinstance(alias, cst.ImportAlias) else None
+
+
+def _plan_home(ctx: Resolver, plan: ImportPlan, binding: Binding, moved: str | None) -> None:
+    """``from pytorch_lightning.X import name``, a name the table does not know: its target home."""
+    alias = binding.node
+    assert isinstance(alias, cst.ImportAlias) and binding.qualname is not None
+    name = dotted(alias.name) or ""
+    module = binding.qualname[: -len(name) - 1]
+    home = find_home(ctx.table.target, module, name, moved.rpartition(".")[0] if moved else None)
+    if home.module is None:
+        plan.unresolved[id(alias)] = (name, home.reason)
+        return
+    new = NewName(home.module, name)
+    decision = FromImport(alias, binding, None, new, None if binding.name == name else binding.name, False)
+    plan.by_alias[id(alias)] = decision
+    plan.by_binding[id(binding)] = decision
+    if binding.scope is ctx.analysis.root:
+        plan.module_names.setdefault(f"{new.module}.{name}", binding.name)
+
+
 def plan_imports(ctx: Resolver) -> ImportPlan:
     """The plan for ``ctx``'s file (the engine computes it once, for the rules that need it)."""
     plan = ImportPlan(ctx.analysis)
-    exported = _exported(ctx)
+    exported = plan.exported = _exported(ctx)
     candidates: list[tuple[Binding, Rename, NewName]] = []
     for binding in ctx.analysis.import_bindings:
         if binding.qualname is None:
@@ -161,11 +212,20 @@ def plan_imports(ctx: Resolver) -> ImportPlan:
             if moved is not None:
                 assert isinstance(binding.node, cst.ImportAlias)
                 plan.moves[id(binding.node)] = ModuleMove(binding.node, *moved)
+            elif ctx.table.target == "lightning" and _old_root(binding.qualname):
+                module = _imported_module(binding)
+                if module is not None and not module_resolves("lightning", lightning_path(module)):
+                    plan.unresolved[id(binding.node)] = (
+                        module,
+                        f"Lightning 2.6 has no module `{lightning_path(module)}`",
+                    )
             continue
         entry = ctx.table.object(binding.qualname)
         if entry is None:
             moved = moved_module(ctx, binding.qualname)
-            if moved is not None:
+            if _old_root(binding.qualname) and not binding.stmt.relative and not manual_module(ctx, binding.qualname):
+                _plan_home(ctx, plan, binding, moved[1] if moved else None)
+            elif moved is not None:
                 new = split_qualname(moved[1])
                 asname = None if binding.name == new.name else binding.name
                 decision = FromImport(binding.node, binding, moved[0], new, asname, False)  # type: ignore[arg-type]

@@ -43,6 +43,9 @@ NAMESPACES: tuple[str, ...] = ("lightning.pytorch", _catalog.OLD_PACKAGE)
 DEFAULT_NAMESPACE = "lightning.pytorch"
 
 _CANONICAL = "lightning.pytorch"  # how the catalog and the rename table spell Lightning names
+#: Fabric's package as each namespace spells it: ``lightning.fabric`` goes with ``lightning.pytorch``,
+#: the ``lightning_fabric`` distribution with the ``pytorch_lightning`` 2.x one.
+_FABRIC = {"lightning.pytorch": "lightning.fabric", _catalog.OLD_PACKAGE: "lightning_fabric"}
 _ENVIRONMENT = "lightning.pytorch.plugins.environments.ClusterEnvironment"
 _DEPENDENCY_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 # A requirement naming a distribution: start of a quoted string or of a line, then the name.
@@ -136,7 +139,7 @@ def finish_lightning(
         raise ValueError(f"unknown Lightning namespace `{namespace}`; expected one of {', '.join(NAMESPACES)}")
     other = NAMESPACES[1 - NAMESPACES.index(namespace)]
     text = code if code is not None else module.code
-    wanted = Rule.CM001 in rules and other in text
+    wanted = Rule.CM001 in rules and (other in text or _FABRIC[other] in text)
     wanted_env = Rule.CM003 in rules and _ENVIRONMENT.rpartition(".")[2] in text
     if not (wanted or wanted_env):
         return module, code, []
@@ -216,6 +219,7 @@ class _Namespace(_Pass):
         super().__init__()
         self.namespace = namespace
         self.other = other
+        self._pairs = ((other, namespace), (_FABRIC[other], _FABRIC[namespace]))
         self.catalog = _catalog.target("lightning")
         self.rebound = False  # a bare ``import other[.x]`` became ``import namespace[.x]``
         self._in_import = 0
@@ -231,11 +235,11 @@ class _Namespace(_Pass):
         names = []
         for alias in updated.names:
             dotted = get_full_name_for_node(alias.name) or ""
-            new = _moved(dotted, self.other, self.namespace)
-            if new is None:
-                names.append(alias)
+            new = self._move(dotted)
+            if new is None or self._canonical(new) not in self.catalog.modules:
+                names.append(alias)  # not a module of Lightning 2.6 (CM001 left a TODO)
                 continue
-            if alias.asname is None:
+            if alias.asname is None and new.startswith(self.namespace):
                 self.rebound = True
             names.append(alias.with_changes(name=_dotted(new)))
             self._change(Rule.CM001, f"import {dotted} -> {new} (one Lightning namespace per file)")
@@ -246,23 +250,32 @@ class _Namespace(_Pass):
         if updated.relative or updated.module is None:
             return updated
         dotted = get_full_name_for_node(updated.module) or ""
-        new = _moved(dotted, self.other, self.namespace)
+        new = self._move(dotted)
         if new is None or isinstance(updated.names, cst.ImportStar):
             return updated
-        canonical = _moved(new, self.namespace, _CANONICAL) or new
+        canonical = self._canonical(new)
         for alias in updated.names:
             name = get_full_name_for_node(alias.name) or ""
-            if self._old_only(
-                f"{_moved(dotted, self.other, _catalog.OLD_PACKAGE) or dotted}.{name}", f"{canonical}.{name}"
-            ):
-                return updated  # an old class with a TODO: leave the statement to the person
+            if not self.catalog.binds(f"{canonical}.{name}"):
+                return updated  # not in Lightning 2.6 (CM001 or CM007 left a TODO): leave it to the person
         self._change(Rule.CM001, f"from {dotted} -> from {new} (one Lightning namespace per file)")
         return updated.with_changes(module=_dotted(new))
 
-    def _old_only(self, old_path: str, new_path: str) -> bool:
-        if self.catalog.has(new_path):
-            return False
-        return any(_catalog.load(name).has(old_path) for name in _catalog.OLD)
+    def _move(self, dotted: str) -> str | None:
+        """``dotted`` in this file's namespace, if it is in the other one."""
+        for old, new in self._pairs:
+            moved = _moved(dotted, old, new)
+            if moved is not None:
+                return moved
+        return None
+
+    def _canonical(self, dotted: str) -> str:
+        """How the catalog spells ``dotted`` (``lightning.pytorch``, ``lightning.fabric``)."""
+        for spelled in (self.namespace, _FABRIC[self.namespace]):
+            canonical = _moved(dotted, spelled, _CANONICAL if spelled == self.namespace else "lightning.fabric")
+            if canonical is not None:
+                return canonical
+        return dotted
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         if self._in_import or not self.rebound:

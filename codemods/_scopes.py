@@ -124,8 +124,16 @@ class Analysis:
         return self.parents.get(id(node))
 
     def statement(self, node: cst.CSTNode) -> cst.CSTNode:
-        """The innermost statement (or clause) around ``node`` that carries ``leading_lines``."""
+        """The innermost statement (or clause) around ``node`` that carries ``leading_lines``.
+
+        The first decorator of a def or class is not one: the parser gives the comment lines
+        above it to the def, so a TODO put there would not be found there on the next run.
+        """
         current: cst.CSTNode | None = node
         while current is not None and not hasattr(current, "leading_lines"):
             current = self.parents.get(id(current))
+        if isinstance(current, cst.Decorator):
+            owner = self.parents.get(id(current))
+            if isinstance(owner, (cst.FunctionDef, cst.ClassDef)) and owner.decorators[0] is current:
+                return owner
         return current if current is not None else node

@@ -57,7 +57,7 @@ class RenameClassReferencesCommand(RuleCommand):
             if not bound or any(d is None or not d.rename for d in decisions):
                 continue
             decision = decisions[0]
-            assert decision is not None
+            assert decision is not None and decision.entry is not None  # only table entries rename
             new_name = decision.new.name
             ctx.edits.replace(
                 name, set_value(new_name), self.RULE,
@@ -123,7 +123,7 @@ class RenameClassReferencesCommand(RuleCommand):
         decisions = [ctx.import_plan.by_binding.get(id(b)) for b in bound]
         if bound and all(d is not None and d.rename for d in decisions):
             decision = decisions[0]
-            assert decision is not None
+            assert decision is not None and decision.entry is not None  # only table entries rename
             quote = string.prefix + string.quote
             new_value = f"{quote}{decision.new.name}{string.quote}"
             ctx.edits.replace(

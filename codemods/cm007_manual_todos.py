@@ -166,6 +166,17 @@ class MarkManualMigrationsCommand(RuleCommand):
         for call, scope in ctx.analysis.calls:
             if id(call) in known:
                 continue
+            origin = self._migrated_origin(ctx, call, scope)
+            if origin is not None:
+                # A class already on the new base (a subclass migrated by an earlier run, or its
+                # ``super().__init__``): the old keywords it still gets carry the TODO that run
+                # left on them as a known call, so the same text, not a guess about forwarding.
+                for arg in call.args:
+                    name = arg.keyword.value if arg.keyword is not None else ""
+                    entries = [e for e in ctx.table.arguments.get(name, ()) if ctx.table.related(e.old, origin)]
+                    if entries and self._manual(ctx, entries[0]):
+                        ctx.edits.todo(arg, self.RULE, _hint(entries[0]), entries[0])
+                continue
             qualname = ctx.qualname(call.func, scope) or ""
             root = qualname.partition(".")[0]
             if root in _LIBRARIES or root in ctx.table.roots:  # the new Trainer, or a library class
@@ -185,6 +196,25 @@ class MarkManualMigrationsCommand(RuleCommand):
                     )
                     hint = f"`{name}=` is an argument of the old Trainer: if this call hands it on to one, {where}"
                     ctx.edits.todo(arg, self.RULE, hint, entry)
+
+    @staticmethod
+    def _migrated_origin(ctx: Context, call: cst.Call, scope: Scope) -> str | None:
+        """The old class a user class derives from when only the new names say so: for
+        ``MyTrainer(...)`` or ``super().__init__(...)`` in ``class MyTrainer(lightning.pytorch.Trainer)``
+        (the new classes themselves are not: their calls were migrated already)."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
+            if func.attr.value != "__init__":
+                return None
+            cls = ctx.super_class(func.value, scope)
+            return ctx.user_old(cls, new=True) if cls is not None else None
+        if isinstance(func, cst.Name):  # a class of this file on the new base
+            bound = ctx.bindings(func, scope)
+            if len(bound) == 1 and bound[0].kind == "class":
+                info = next((c for c in ctx.analysis.classes if c.node is bound[0].node), None)
+                if info is not None and ctx.user_old(info) is None:
+                    return ctx.user_old(info, new=True)
+        return None
 
     def _patches_and_dynamic(self, ctx: Context) -> None:
         for attribute, scope, store in ctx.analysis.attributes:
@@ -215,7 +245,9 @@ class MarkManualMigrationsCommand(RuleCommand):
             )
             return
         entries = table.members.get(name, [])
-        origin, sure = ctx.receiver_of(receiver, scope)
+        # Read with the new names too: once an annotation is migrated (`model: TrainModule`), the
+        # receiver must still be known, or the next run would flag what this one did not.
+        origin, sure = ctx.receiver_of(receiver, scope, new=True)
         if isinstance(origin, str):
             entries = table.member_entries(name, origin, open=sure != "exact")
         elif origin is not None or not (ctx.uses_old_api and distinctive(name)):

@@ -8,7 +8,9 @@ catalog). Nothing of a wheel is copied into the repository, only facts about its
 What is read, and how:
 
 - ``pytorch_lightning`` 1.2.10, 1.3.8, 1.4.9, 1.5.10 and ``lightning`` 2.6 are read from their
-  wheels with ``ast``, never imported (their torch pins are long gone).
+  wheels with ``ast``, never imported (their torch pins are long gone). The Lightning 2.6
+  catalog also reads ``lightning_utilities`` (0.15, the release Lightning 2.6 installs with) from
+  its own wheel: Lightning 2.x keeps ``apply_to_collection``, ``rank_zero_only`` and friends there.
 - ``strategies`` is read from this checkout with the same reader; its public names come from
   importing it (``__all__`` of each package, and the names in its strategy registry).
 
@@ -19,6 +21,12 @@ instance attributes (``self.x = ...``), and the methods no code in the package e
 (``@abstractmethod``: a subclass must define them). Assignments to
 ``trainer.x``/``self.trainer.x`` anywhere in the package count as attributes of the Trainer
 class (1.x connectors set Trainer state that way).
+
+For the targets (Lightning 2.6 and ``strategies``) the catalog also lists ``names``: every
+module-level function and value, at the path that defines it, and every path a user is meant to
+import a name from (a package ``__init__`` or a module whose ``__all__`` lists it, no
+``_``-prefixed part), mapped to the defining path; ``python -m compat.migrate`` checks every
+import it writes against them.
 """
 
 from __future__ import annotations
@@ -45,6 +53,12 @@ RELEASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "pytorch_lightning-1.5": ("pytorch-lightning==1.5.10", ("pytorch_lightning",)),
     "lightning-2.6": ("lightning==2.6.*", ("lightning.pytorch", "lightning.fabric")),
 }
+#: More wheels read into a catalog: catalog name -> ((requirement, packages), ...).
+EXTRA_WHEELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "lightning-2.6": (("lightning-utilities==0.15.*", ("lightning_utilities",)),),
+}
+#: The catalogs that list module-level ``names`` (the migration targets).
+WITH_NAMES = frozenset({"lightning-2.6", "strategies"})
 STRATEGIES = "strategies"
 TRAINERS = {
     "pytorch_lightning": "pytorch_lightning.trainer.trainer.Trainer",
@@ -110,6 +124,9 @@ class _Module:
     tree: ast.Module
     imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified target
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    #: module-level functions and assigned names -> the assigned expression (``None`` for a def)
+    values: dict[str, ast.expr | None] = field(default_factory=dict)
+    exported: frozenset[str] | None = None  # ``__all__``, when it is a literal
 
 
 def _wheel_sources(wheel: Path, packages: tuple[str, ...]) -> dict[str, tuple[bool, str]]:
@@ -145,6 +162,10 @@ def _parse(sources: dict[str, tuple[bool, str]]) -> dict[str, _Module]:
         for node in _toplevel(module.tree.body):
             if isinstance(node, ast.ClassDef):
                 module.classes[node.name] = node
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                module.values[node.name] = None
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                _assigned(module, node)
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -163,6 +184,23 @@ def _parse(sources: dict[str, tuple[bool, str]]) -> dict[str, _Module]:
                         module.imports[alias.asname or alias.name] = f"{source}.{alias.name}"
         modules[name] = module
     return modules
+
+
+def _assigned(module: _Module, node: ast.Assign | ast.AnnAssign) -> None:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    for target in targets:
+        if isinstance(target, ast.Name):
+            if target.id == "__all__":
+                try:
+                    module.exported = frozenset(ast.literal_eval(node.value)) if node.value else None
+                except ValueError:
+                    module.exported = None
+                continue
+            module.values[target.id] = node.value
+        elif isinstance(target, ast.Tuple):
+            for element in target.elts:
+                if isinstance(element, ast.Name):
+                    module.values[element.id] = None
 
 
 def _toplevel(body: list[ast.stmt]):
@@ -200,6 +238,28 @@ class _Resolver:
                 return self.canonical(".".join([module.imports[head], *rest]), depth + 1)
             return path
         return path
+
+    def definition(self, path: str, depth: int = 0) -> str | None:
+        """The path defining the class, function or value ``path`` names, following imports and
+        aliases (``name = module.other``); ``None`` for a module or a name from another package."""
+        module_name, _, head = path.rpartition(".")
+        module = self.modules.get(module_name)
+        if module is None or depth > 20:
+            return None
+        if head in module.classes:
+            return path
+        if head in module.values:
+            value = module.values[head]
+            if isinstance(value, (ast.Name, ast.Attribute)):
+                dotted = ast.unparse(value)
+                first, _, rest = dotted.partition(".")
+                if first in module.imports:
+                    target = module.imports[first] + (f".{rest}" if rest else "")
+                    return self.definition(target, depth + 1) or path
+            return path
+        if head in module.imports:
+            return self.definition(module.imports[head], depth + 1)
+        return None
 
     def expression(self, module: _Module, node: ast.expr) -> str:
         """The qualified path a base-class expression names, as seen from ``module``."""
@@ -341,9 +401,15 @@ def _class_entry(resolver: _Resolver, module: _Module, node: ast.ClassDef, refer
     return entry
 
 
-def _catalog(modules: dict[str, _Module], exported: dict[str, str] | None = None) -> dict:
+def _catalog(
+    modules: dict[str, _Module], exported: dict[str, str] | None = None, primary: tuple[str, ...] = ()
+) -> dict:
+    """``primary``: the packages whose code says which methods are called (default: all of them;
+    an extra wheel's code, such as ``lightning_utilities``, does not call Lightning's hooks)."""
     resolver = _Resolver(modules)
-    referenced = _referenced(modules)
+    referenced = _referenced(
+        {k: m for k, m in modules.items() if not primary or any(k == p or k.startswith(p + ".") for p in primary)}
+    )
     classes: dict[str, dict] = {}
     for module in modules.values():
         for name, node in module.classes.items():
@@ -367,6 +433,29 @@ def _catalog(modules: dict[str, _Module], exported: dict[str, str] | None = None
         "exports": dict(sorted(exports.items())),
         "classes": dict(sorted(classes.items())),
     }
+
+
+def _names(modules: dict[str, _Module]) -> dict[str, str]:
+    """Module-level functions and values, and names re-exported where a user would import them.
+
+    ``path -> defining path`` for every definition (but classes, listed as classes) and for every
+    *public home* of a name defined elsewhere in these packages: a package ``__init__`` or a
+    module whose ``__all__`` lists it, with no ``_``-prefixed part in the path.
+    """
+    resolver = _Resolver(modules)
+    found: dict[str, str] = {}
+    for module in modules.values():
+        for local in sorted({*module.values, *module.imports} - set(module.classes)):
+            path = f"{module.name}.{local}"
+            definition = resolver.definition(path)
+            if path in modules or definition is None or definition in modules:
+                continue
+            public = not any(part.startswith("_") for part in path.split(".")) and (
+                module.is_package or local in (module.exported or ())
+            )
+            if definition == path or public:
+                found[path] = definition
+    return dict(sorted(found.items()))
 
 
 def _strategy_names(modules: dict[str, _Module], prefix: str) -> list[str]:
@@ -448,19 +537,27 @@ def _string(node: ast.expr, env: dict[str, object]) -> str | None:
 
 
 def build_release(name: str) -> dict:
-    """The catalog of one release (``pytorch_lightning-1.2``, ``lightning-2.6``) from its wheel."""
+    """The catalog of one release (``pytorch_lightning-1.2``, ``lightning-2.6``) from its wheel
+    (and the :data:`EXTRA_WHEELS` read with it)."""
     requirement, packages = RELEASES[name]
     wheel = fetch_wheel(requirement)
-    modules = _parse(_wheel_sources(wheel, packages))
+    sources = _wheel_sources(wheel, packages)
+    extra_packages: list[str] = []
+    for extra_requirement, extra in EXTRA_WHEELS.get(name, ()):
+        sources.update(_wheel_sources(fetch_wheel(extra_requirement), extra))
+        extra_packages += extra
+    modules = _parse(sources)
     data = {
         "distribution": wheel.name.split("-")[0],
         "version": wheel.name.split("-")[1],
-        "packages": list(packages),
+        "packages": [*packages, *extra_packages],
         "trainer": TRAINERS[packages[0]],
-        **_catalog(modules),
+        **_catalog(modules, primary=packages),
     }
     if name.startswith("lightning"):
         data["strategy_names"] = _strategy_names(modules, packages[0])
+    if name in WITH_NAMES:
+        data["names"] = _names(modules)
     return data
 
 
@@ -491,6 +588,7 @@ def build_strategies() -> dict:
         **_catalog(modules, exported),
     }
     data["strategy_names"] = list(package.STRATEGY_REGISTRY.names())
+    data["names"] = _names(modules)
     return data
 
 

@@ -169,6 +169,8 @@ class Catalog:
         self.strategy_names: frozenset[str] = frozenset(data.get("strategy_names", ()))
         self._exports: dict[str, str] = data["exports"]
         self._classes: dict[str, dict] = data["classes"]
+        self._names: dict[str, str] = data.get("names", {})
+        self._homes: dict[str, dict[str, tuple[str, ...]]] | None = None
         self._infos: dict[str, ClassInfo | None] = {}
         self._mros: dict[str, tuple[str, ...]] = {}
         self._hooks: dict[str, frozenset[str]] = {}
@@ -184,6 +186,39 @@ class Catalog:
     def has(self, path: str) -> bool:
         """Whether ``path`` is a class (at any path it is exported at) or a module."""
         return self.resolve(path) is not None or path in self.modules
+
+    def binds(self, path: str) -> bool:
+        """Whether ``from module import name`` works for ``path`` (``module.name``): a class at
+        any path it is exported at, a module, or (in the target catalogs, which list ``names``) a
+        function or value where it is defined or publicly re-exported."""
+        return self.has(path) or path in self._names
+
+    def definition(self, path: str) -> str | None:
+        """What ``path`` names, by its defining path (a module is its own); ``None`` if nothing."""
+        if path in self.modules:
+            return path
+        return self.resolve(path) or self._names.get(path)
+
+    def homes(self, name: str) -> dict[str, tuple[str, ...]]:
+        """The public paths (no ``_``-prefixed part) a user can import ``name`` from, grouped by
+        the object they name: defining path -> those paths, sorted.
+
+        Classes at their defining module and every package that re-exports them, functions and
+        values likewise (catalogs with ``names``), and modules called ``name``.
+        """
+        if self._homes is None:
+            found: dict[str, dict[str, set[str]]] = {}
+            paths = [*self._classes, *self._exports, *self._names, *self.modules]
+            for path in paths:
+                if any(part.startswith("_") for part in path.split(".")):
+                    continue
+                definition = self.definition(path)
+                if definition is not None:
+                    found.setdefault(path.rpartition(".")[2], {}).setdefault(definition, set()).add(path)
+            self._homes = {
+                short: {d: tuple(sorted(p)) for d, p in sorted(groups.items())} for short, groups in found.items()
+            }
+        return self._homes.get(name, {})
 
     def cls(self, path: str) -> ClassInfo | None:
         """The class at ``path`` as defined, or ``None``."""
