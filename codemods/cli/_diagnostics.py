@@ -147,6 +147,12 @@ def _open_todos(path: str, lines: list[int]) -> list[Diagnostic]:
     return found
 
 
+def _hint(item: Diagnostic | ChangeRecord, path: str = "") -> str | None:
+    """A notebook TODO's hint without its ``cell N:`` prefix (``None`` for other files)."""
+    path = path or getattr(item, "path", "")
+    return item.message.rpartition(": ")[2] if path.endswith(".ipynb") else None
+
+
 def collect(
     files: Iterable[tuple[str, Sequence[ChangeRecord], bool]], pending: Iterable[tuple[str, int]], checking: bool
 ) -> list[Diagnostic]:
@@ -158,15 +164,20 @@ def collect(
         checking: ``--check``/``--diff``, which flag the edits they would make; a run that
             writes flags what is left: the TODOs, and the edits a ``# compat: ignore`` held back.
     """
-    found: list[Diagnostic] = []
-    todo_sites: set[tuple[str, int, str]] = set()
-    todo_hints: set[tuple[str, str, str]] = set()  # notebooks: their records' lines are the cells'
+    by_file: dict[str, list[int]] = {}
+    for display, line in pending:
+        by_file.setdefault(display, []).append(line)
+    found = [d for display, lines in by_file.items() for d in _open_todos(display, lines)]
+    # A TODO a rule reports again for a comment already in the file is that open TODO, once.
+    # In a notebook a record's line is its cell's, so there the rule and hint identify it.
+    opened: set[tuple[str, object, str]] = {(d.path, d.line, d.rule) for d in found}
+    opened |= {(d.path, _hint(d), d.rule) for d in found if d.path.endswith(".ipynb")}
     for display, changes, held in files:
         for c in changes:
             if c.todo:
                 kind = TODO
-                todo_sites.add((display, c.line, c.rule))
-                todo_hints.add((display, c.rule, c.message.rpartition(": ")[2] if display.endswith(".ipynb") else ""))
+                if (display, c.line, c.rule) in opened or (display, _hint(c, display), c.rule) in opened:
+                    continue
             elif held and not c.suppressed:
                 kind = HELD
             elif checking or c.suppressed:
@@ -174,14 +185,6 @@ def collect(
             else:
                 continue  # made by this run
             found.append(Diagnostic(display, c.line, c.column, c.rule, c.message, kind, c.suppressed))
-    by_file: dict[str, list[int]] = {}
-    for display, line in pending:
-        by_file.setdefault(display, []).append(line)
-    for display, lines in by_file.items():
-        for d in _open_todos(display, lines):
-            hint = d.message.rpartition(": ")[2] if d.path.endswith(".ipynb") else None
-            if (d.path, d.line, d.rule) not in todo_sites and (d.path, d.rule, hint) not in todo_hints:
-                found.append(d)
     return sorted(found, key=lambda d: (d.path, d.line, d.column, d.rule))
 
 
