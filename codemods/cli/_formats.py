@@ -8,17 +8,16 @@ the usual path). Notebooks: ``codemods.cli._notebook``; YAML: ``codemods.cli._ya
 
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Iterable
 
 import codemods
-from codemods.cli import _notebook, _yaml
-from codemods.cli._safety import Unprocessable, check_output, decode, encode, is_read_only, read_snapshot, write_atomic
+from codemods.cli import _notebook, _worker, _yaml
+from codemods.cli._safety import Unprocessable, check_output, decode, encode, read_snapshot
 from codemods.cli._worker import (
     _SUBCLASS,
     CHECK,
     DIFF,
-    OUT,
     ChangeRecord,
     FileResult,
     ScanResult,
@@ -27,6 +26,7 @@ from codemods.cli._worker import (
     _run_rules,
     _syntax_reason,
     unified_diff,
+    write,
 )
 
 
@@ -44,6 +44,39 @@ def wanted(path: str, rel: str, max_size: int | None) -> bool:
     if _notebook.is_notebook(path):
         return True
     return _yaml.is_yaml(path) and _yaml.wanted(path, rel, max_size)
+
+
+def scan_many(items: Iterable[tuple[str, str]]) -> list[ScanResult]:
+    """The first pass over ``(path, module)`` items of any kind (one pool task), in order."""
+    return [scan(path) or _worker.scan([(path, module)])[0] for path, module in items]
+
+
+def bases_many(items: Iterable[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]], str]]:
+    """``(path, class_bases, content hash)`` of each item (one pool task); no hash, no caching,
+    for notebooks and YAML configs."""
+    results: list[tuple[str, dict[str, tuple[str, ...]], str]] = []
+    for path, module in items:
+        try:
+            other = bases(path, module)
+        except Unprocessable:
+            continue  # already reported by the first pass
+        except Exception:  # noqa: BLE001 - a file that breaks here is reported by migrate()
+            other = {}
+        if other is None:
+            results.extend(_worker.bases([(path, module)]))
+        else:
+            results.append((path, other, ""))
+    return results
+
+
+def migrate_many(items: Iterable[tuple[str, str, str, str]], settings: Settings) -> list[FileResult]:
+    """Migrate ``(path, module, display, rel)`` items of any kind (one pool task), in order."""
+    return [migrate_one(*item, settings) for item in items]
+
+
+def migrate_one(path: str, module: str, display: str, rel: str, settings: Settings) -> FileResult:
+    """One file of any kind: a notebook, a YAML config or (the usual path) a Python file."""
+    return migrate(path, module, display, rel, settings) or _worker.migrate(path, module, display, rel, settings)
 
 
 def scan(path: str) -> ScanResult | None:
@@ -91,21 +124,6 @@ def migrate(path: str, module: str, display: str, rel: str, settings: Settings) 
         return FileResult(path, "failed", str(err))
     except Exception as err:  # a bug here must not stop the other files
         return FileResult(path, "failed", f"internal error in the codemods: {type(err).__name__}: {err}")
-
-
-def write(path: str, rel: str, data: bytes, snap: object, settings: Settings) -> FileResult | None:
-    """Write ``data`` in place or under ``--out``; a failed result for a read-only file."""
-    from codemods.cli._safety import Snapshot
-
-    assert isinstance(snap, Snapshot)
-    if settings.mode == OUT:
-        assert settings.out_root is not None
-        write_atomic(os.path.join(settings.out_root, *rel.split("/")), data, snap, guard=False)
-    elif is_read_only(snap):
-        return FileResult(path, "failed", "read-only file; not written (make it writable or use --out)")
-    else:
-        write_atomic(path, data, snap)
-    return None
 
 
 def _migrate_notebook(path: str, module: str, display: str, rel: str, settings: Settings) -> FileResult:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 import codemods
-from codemods.cli import _cache, _worker
+from codemods.cli import _cache, _formats, _worker
 from codemods.cli._files import Discovery, SourceFile, discover, within
 from codemods.cli._ignore import IgnoreSpec
 from codemods.cli._report import (
@@ -434,7 +434,7 @@ class Runner:
         items = [(f.path, f.module) for f in files]
         modules = dict(items)
         self.pool.run(
-            _worker.scan,
+            _formats.scan_many,
             _chunks(items, self.pool.jobs, 256),
             (),
             self._take_scan(len(items)),
@@ -475,7 +475,7 @@ class Runner:
                 todo.append((path, module))
             else:
                 found.append((path, cached))
-        for path, classes, key in self._collect(_worker.bases, todo, isolate=True):
+        for path, classes, key in self._collect(_formats.bases_many, todo, isolate=True):
             found.append((path, classes))
             if self.cache is not None and key:
                 self.cache.put_bases(f"{key}:{dict(items)[path]}", classes)
@@ -519,7 +519,7 @@ class Runner:
                             f"{result.digest}:{item[1]}:{classes_key}", result.status, result.changes, result.held
                         )
 
-        self.pool.run(_worker.migrate_many, [[i] for i in items], (settings,), take, isolate=True)
+        self.pool.run(_formats.migrate_many, [[i] for i in items], (settings,), take, isolate=True)
 
     def _after_interrupt(self) -> None:
         """What the stopped workers did: a file replaced since the run began was migrated.

@@ -242,15 +242,12 @@ def _read(path: str) -> Decoded:
 
 
 def scan(items: Iterable[tuple[str, str]]) -> list[ScanResult]:
-    """Read and pre-scan files. ``items``: ``(path, module)``."""
-    from codemods.cli import _formats
+    """Read and pre-scan Python files. ``items``: ``(path, module)``.
 
+    Notebooks and YAML configs go through ``codemods.cli._formats``, which dispatches by kind.
+    """
     results = []
     for path, _ in items:
-        other = _formats.scan(path)  # hook: notebooks and YAML
-        if other is not None:
-            results.append(other)
-            continue
         try:
             data = read_snapshot(path).data
             text = decode(data).text
@@ -290,18 +287,11 @@ def _is_word_char(text: str, index: int) -> bool:
 def bases(items: Iterable[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]], str]]:
     """``(path, codemods.class_bases(...), content hash)`` for each ``(path, module)``.
 
-    The hash is empty when ``class_bases`` failed, and for notebooks and YAML files (their results
-    are not cached): nothing worth caching.
+    The hash is empty when ``class_bases`` failed: nothing worth caching.
     """
-    from codemods.cli import _formats
-
     results = []
     for path, module in items:
         try:
-            other = _formats.bases(path, module)  # hook: notebooks and YAML
-            if other is not None:
-                results.append((path, other, ""))
-                continue
             data = read_snapshot(path).data
             results.append((path, dict(codemods.class_bases(decode(data).text, module)), digest(data)))
         except Unprocessable:
@@ -359,12 +349,7 @@ def unified_diff(display: str, before: str, after: str) -> str:
 
 
 def migrate(path: str, module: str, display: str, rel: str, settings: Settings) -> FileResult:
-    """Run the rules on one file and, depending on the mode, diff, check or write the result."""
-    from codemods.cli import _formats
-
-    other = _formats.migrate(path, module, display, rel, settings)  # hook: notebooks and YAML
-    if other is not None:
-        return other
+    """Run the rules on one Python file and, depending on the mode, diff, check or write the result."""
     try:
         snap = read_snapshot(path)
         return dataclasses.replace(_migrate(snap, path, module, display, rel, settings), digest=digest(snap.data))
@@ -406,6 +391,19 @@ def _migrate(snap: Snapshot, path: str, module: str, display: str, rel: str, set
         return FileResult(path, "failed", str(err))
     except Exception as err:  # a codemod bug must not stop the other files
         return FileResult(path, "failed", f"internal error in the codemods: {type(err).__name__}: {err}")
+
+
+def write(path: str, rel: str, data: bytes, snap: object, settings: Settings) -> FileResult | None:
+    """Write ``data`` in place or under ``--out``; a failed result for a read-only file."""
+    assert isinstance(snap, Snapshot)
+    if settings.mode == OUT:
+        assert settings.out_root is not None
+        write_atomic(os.path.join(settings.out_root, *rel.split("/")), data, snap, guard=False)
+    elif is_read_only(snap):
+        return FileResult(path, "failed", "read-only file; not written (make it writable or use --out)")
+    else:
+        write_atomic(path, data, snap)
+    return None
 
 
 def migrate_many(items: Iterable[tuple[str, str, str, str]], settings: Settings) -> list[FileResult]:

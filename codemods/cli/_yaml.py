@@ -525,8 +525,7 @@ def apply(text: str, edits: list[_Edit]) -> str:
 
 def migrate(path: str, display: str, rel: str, settings: Settings) -> FileResult:
     """Check, diff or write one YAML config (the worker's ``codemods.cli._worker.migrate``)."""
-    from codemods.cli._formats import write
-    from codemods.cli._worker import CHECK, DIFF, FileResult, unified_diff
+    from codemods.cli._worker import CHECK, DIFF, FileResult, unified_diff, write
 
     snap = read_snapshot(path)
     decoded = decode(snap.data)
