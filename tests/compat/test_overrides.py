@@ -427,7 +427,7 @@ with warnings.catch_warnings():
 
 def test_spawn_plugin_init_ddp_connection_in_two_processes():
     trainer = _trainer(strategy=_quiet(SpawnDDP), accelerator="cpu", devices=2, max_steps=1)
-    trainer.strategy.timeout = datetime.timedelta(seconds=30)
+    trainer.strategy.timeout = datetime.timedelta(seconds=120)
     trainer.fit(SpawnModule(), _loader())
     assert trainer.callback_metrics["group_in_setup"].item() == 1.0
     assert trainer.callback_metrics["override_before_setup"].item() == 1.0

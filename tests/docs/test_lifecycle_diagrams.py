@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("_lifecycle_gen", ROOT / "docs" / "_gen" / "lifecycle.py")
 gen = importlib.util.module_from_spec(_spec)
@@ -38,6 +40,7 @@ def test_old_order_puts_the_process_group_after_the_setup_hooks():
     assert new.index("process_group.init") < new.index("module.setup") < new.index("strategy.model_to_device")
 
 
+@pytest.mark.timeout(600)  # two 2-process runs: minutes on a machine busy with other work
 def test_recording_matches_the_current_trainer():
     """Two real 2-process runs (gloo): the committed recording is what the Trainer does today."""
     fresh = gen.record()["runs"]

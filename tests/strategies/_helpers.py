@@ -29,8 +29,12 @@ def script_env() -> dict[str, str]:
     return env
 
 
-def run_script(args: list[str], timeout: float = 90, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run a command in its own session; on timeout kill the whole group (never leave orphans)."""
+def run_script(args: list[str], timeout: float = 150, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run a command in its own session; on timeout kill the whole group (never leave orphans).
+
+    The default timeout is generous (imports of torch take 20 s on a busy machine) and below
+    pytest-timeout's 180 s, so that a hang is reported here, with the output, and the group killed.
+    """
     proc = subprocess.Popen(
         args,
         env={**script_env(), **(env or {})},

@@ -1,9 +1,17 @@
-"""DDP-spawn with real workers: results come back to the caller, which never has a process group."""
+"""DDP-spawn with real workers: results come back to the caller, which never has a process group.
+
+Each launch starts two interpreters that import torch (seconds each on 2 busy cores), so the
+successful launches share one module-scoped trainer: fit and test on a port the launcher chooses,
+then fit and test again on ``MASTER_PORT`` (8 launches before, 5 now). Each test below checks
+one guarantee on what those launches left, and names the launch that broke it.
+"""
 
 from __future__ import annotations
 
 import datetime
+import json
 import os
+import pathlib
 
 import pytest
 import torch
@@ -57,24 +65,96 @@ def _trainer(**kwargs) -> Trainer:
         logger=False,
         **kwargs,
     )
-    trainer.strategy.timeout = datetime.timedelta(seconds=30)
+    trainer.strategy.timeout = datetime.timedelta(seconds=120)  # generous: workers import torch slowly when busy
     return trainer
 
 
-def test_spawn_fit_updates_the_callers_module_and_metrics():
-    trainer = _trainer(record_hooks=True, callbacks=[Callback()])
-    module = SpawnModule()
-    before = module.layer.weight.detach().clone()
-    assert not dist.is_initialized()
-    trainer.fit(module, datamodule=SpawnData(batch_size=4))
-    assert not dist.is_initialized(), "the caller must never have a process group"
+class _ListenerProbe(SpawnModule):
+    """Writes, from inside rank 0, which addresses listen on the rendezvous port of this launch.
+
+    A file rather than ``self.log``: the launches' own results and metrics stay what they are.
+    """
+
+    report: str | None = None  # set by the caller before each launch (the module is pickled per launch)
+
+    def setup(self, stage: str) -> None:
+        super().setup(stage)
+        from probe import listeners
+
+        if self.trainer.global_rank == 0 and self.report is not None:
+            port = int(os.environ["MASTER_PORT"])
+            with open(self.report, "w") as f:
+                json.dump({"port": port, "listeners": listeners(port)}, f)
+
+
+LAUNCHES = ("fit", "test", "fit on MASTER_PORT", "test on MASTER_PORT")
+# A test pays for the launches it is the first to need (at most two); each launch may take minutes
+# on a machine busy with other work, hence more than pyproject's 180 s.
+pytestmark = pytest.mark.timeout(600)
+
+
+class _Launches:
+    """The four launches of one trainer, made in order when a test first asks for one.
+
+    ``launches[name]`` is what that launch left: its results, the caller's process-group state,
+    what rank 0 saw listening, the weights, metrics and hook record right after it.
+    """
+
+    def __init__(self, out: pathlib.Path) -> None:
+        from test_rendezvous import _free_port
+
+        self.out = out
+        self.trainer = _trainer(record_hooks=True, callbacks=[Callback()])
+        self.module = _ListenerProbe()
+        self.weight_before = self.module.layer.weight.detach().clone()
+        self.master_port = str(_free_port())
+        self.runs: dict[str, dict] = {}
+
+    def __getitem__(self, name: str) -> dict:
+        assert name in LAUNCHES, name
+        while name not in self.runs:
+            self._launch(LAUNCHES[len(self.runs)])
+        return self.runs[name]
+
+    def _launch(self, name: str) -> None:
+        trainer, module = self.trainer, self.module
+        module.report = str(self.out / f"{len(self.runs)}.json")
+        call = trainer.fit if name.startswith("fit") else trainer.test
+        assert not dist.is_initialized()
+        with pytest.MonkeyPatch.context() as patch:  # MASTER_PORT only for the launches named so
+            if name.endswith("MASTER_PORT"):
+                patch.setenv("MASTER_PORT", self.master_port)
+            else:
+                patch.delenv("MASTER_PORT", raising=False)
+            results = call(module, datamodule=SpawnData(batch_size=4))
+            master_port = os.environ.get("MASTER_PORT")
+        self.runs[name] = {
+            "results": results,
+            "master_port": master_port,
+            "pg_in_caller": dist.is_initialized(),
+            "listened": json.loads(pathlib.Path(module.report).read_text()),
+            "weight": module.layer.weight.detach().clone(),
+            "weight_before": self.weight_before if not self.runs else None,
+            "metrics": dict(trainer.callback_metrics),
+            "hook_record": list(trainer.hook_record),
+        }
+
+
+@pytest.fixture(scope="module")
+def spawn_runs(tmp_path_factory) -> _Launches:
+    return _Launches(tmp_path_factory.mktemp("spawn"))
+
+
+def test_spawn_fit_updates_the_callers_module_and_metrics(spawn_runs):
+    fit = spawn_runs["fit"]
+    assert not fit["pg_in_caller"], "the caller must never have a process group"
     # Same reference as the DDP test: one SGD step over the first shuffled global batch.
     from test_ddp_integration import _first_global_batch, _reference_weights
 
     reference = _reference_weights(_first_global_batch())
-    assert not torch.equal(module.layer.weight, before)
-    assert torch.allclose(module.layer.weight.flatten(), torch.tensor(reference[0]), atol=1e-6)
-    metrics = trainer.callback_metrics
+    assert not torch.equal(fit["weight"], fit["weight_before"])
+    assert torch.allclose(fit["weight"].flatten(), torch.tensor(reference[0]), atol=1e-6)
+    metrics = fit["metrics"]
     assert metrics["setup_world_size"].item() == 2.0
     for name in (
         "rank_seen_in_setup",
@@ -85,12 +165,28 @@ def test_spawn_fit_updates_the_callers_module_and_metrics():
     ):
         assert metrics[name].item() == 1.0, name
     assert "train_loss" in metrics
-    assert observed_order(trainer.hook_record, "fit") == expected_order("fit", parallel=True, local_rank=0)
+    assert observed_order(fit["hook_record"], "fit") == expected_order("fit", parallel=True, local_rank=0)
 
 
-def test_spawn_test_returns_rank_zero_results():
-    results = _trainer().test(SpawnModule(), datamodule=ProbeData(batch_size=4))
-    assert set(results[0]) == {"test_loss"}
+def test_spawn_test_returns_rank_zero_results(spawn_runs):
+    test = spawn_runs["test"]
+    assert set(test["results"][0]) == {"test_loss"}
+    assert not test["pg_in_caller"]
+
+
+def test_a_launch_on_master_port_binds_that_port_each_time(spawn_runs):
+    # The second launch on MASTER_PORT binds the same port again (the first one's store is closed).
+    for name in ("fit on MASTER_PORT", "test on MASTER_PORT"):
+        run = spawn_runs[name]
+        assert run["master_port"] is not None and run["listened"]["port"] == int(run["master_port"]), (name, run)
+        assert not run["pg_in_caller"], name
+    assert set(spawn_runs["test on MASTER_PORT"]["results"][0]) == {"test_loss"}
+    assert spawn_runs["fit"]["master_port"] is None and spawn_runs["test"]["master_port"] is None
+
+
+def test_every_spawn_launch_listens_on_loopback_only(spawn_runs):
+    for name in LAUNCHES:
+        assert spawn_runs[name]["listened"]["listeners"] == ["0100007F"], (name, spawn_runs[name]["listened"])
 
 
 def test_a_failing_worker_raises_naming_the_rank():
@@ -98,35 +194,3 @@ def test_a_failing_worker_raises_naming_the_rank():
         _trainer().fit(SpawnModule(fail="training_step", fail_rank=1), datamodule=ProbeData(batch_size=4))
     assert "boom in training_step on rank 1" in info.value.remote_traceback
     assert not dist.is_initialized()
-
-
-class _ListenerProbe(SpawnModule):
-    """Logs whether the rendezvous port listens on loopback only, seen from inside a worker."""
-
-    def setup(self, stage: str) -> None:
-        super().setup(stage)
-        from probe import listeners
-
-        found = listeners(int(os.environ["MASTER_PORT"]))
-        self.loopback_only = float(found == ["0100007F"])
-
-    def on_train_start(self) -> None:
-        super().on_train_start()
-        self.log("loopback_only", self.loopback_only)
-
-    def on_test_start(self) -> None:
-        self.log("loopback_only", self.loopback_only)
-
-
-@pytest.mark.parametrize("master_port", [False, True], ids=["free-port", "MASTER_PORT"])
-def test_every_spawn_launch_listens_on_loopback_only(monkeypatch, master_port):
-    if master_port:
-        from test_rendezvous import _free_port
-
-        monkeypatch.setenv("MASTER_PORT", str(_free_port()))
-    trainer = _trainer()
-    module = _ListenerProbe()
-    # With MASTER_PORT, the second launch binds the same port again.
-    for run in (trainer.fit, trainer.test) if master_port else (trainer.fit, trainer.test, trainer.fit):
-        run(module, datamodule=ProbeData(batch_size=4))
-        assert trainer.callback_metrics["loopback_only"].item() == 1.0, run.__name__

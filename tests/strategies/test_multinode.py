@@ -14,10 +14,14 @@ import socket
 import subprocess
 import sys
 
+import pytest
 from _helpers import PROBE, ROOT, script_env
 from test_ddp_integration import _check_run, _free_port
 
 NODES = 2
+# Two agents and two ranks (four interpreters importing torch) per test: CI's second step runs them
+# (`-m "extras or slow"`); the README's command leaves them out (single-node torchrun stays in it).
+pytestmark = pytest.mark.slow
 
 
 def _run_nodes(commands: list[list[str]], envs: list[dict[str, str]], timeout: float = 150) -> list[str]:

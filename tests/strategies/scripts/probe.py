@@ -88,6 +88,11 @@ class ProbeModule(TrainModule):
         self.seen["root_device"] = str(self.trainer.strategy.root_device)
 
     def training_step(self, batch, batch_idx):
+        if self.out is not None and "training" not in self.seen:
+            # Tests that signal a run wait for this file (every rank is in the loop), not for a guessed delay.
+            with open(os.path.join(self.out, f"training{self.trainer.global_rank}"), "w") as f:
+                f.write(str(os.getpid()))
+            self.seen["training"] = True
         if self.fail == "training_step" and self.trainer.global_rank == self.fail_rank:
             _mark_failure()
             raise ValueError(f"boom in training_step on rank {self.fail_rank}")
@@ -148,7 +153,8 @@ def main() -> None:
     parser.add_argument("--sleep", type=float, default=0.0)
     parser.add_argument("--max-steps", type=int, default=1)
     parser.add_argument("--stages", default="fit,validate,test,predict,fit")
-    parser.add_argument("--timeout", type=float, default=30.0)
+    # Generous: on a busy machine rank 1 may need many seconds to import torch and join the rendezvous.
+    parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--hang-rank", type=int, default=-1)
     parser.add_argument("--num-nodes", type=int, default=1)
     args = parser.parse_args()
