@@ -46,7 +46,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.extras  # a second ddp run (~15 s on 2 busy cores)
+@pytest.mark.slow  # a second ddp run (~15 s on 2 busy cores)
 def test_children_started_from_a_thread_still_die_when_rank_zero_is_sigkilled(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, str(FAULT_RUN), "thread-fit-wait", str(tmp_path)],
@@ -131,7 +131,7 @@ class _StepAtStart(Callback):
         self.step = trainer.global_step
 
 
-@pytest.mark.extras  # an FSDP run in a subprocess, then a resume in this process (~20 s on 2 cores)
+@pytest.mark.slow  # an FSDP run in a subprocess, then a resume in this process (~20 s on 2 cores)
 def test_a_kill_during_the_sharded_checkpoint_swap_leaves_a_checkpoint_that_loads(tmp_path):
     result = run_script([sys.executable, str(FAULT_RUN), "fsdp-kill-swap", str(tmp_path)], timeout=300)
     assert result.returncode == -signal.SIGKILL, (result.returncode, result.stderr[-3000:])
@@ -265,7 +265,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.extras  # torchrun, 2 ranks, 2 attempts: about a minute on 2 busy cores
+@pytest.mark.slow  # torchrun, 2 ranks, 2 attempts: about a minute on 2 busy cores
 def test_a_torchrun_restart_resumes_from_the_last_checkpoint(tmp_path):
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--max-restarts", "1", "--nproc-per-node", "2"]
     address = ["--master-addr", "127.0.0.1", "--master-port", str(_free_port())]
