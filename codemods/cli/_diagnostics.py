@@ -32,8 +32,10 @@ __all__ = [
 #: ``--output-format`` choices; ``full`` is the human summary on stderr (nothing on stdout).
 FORMATS = ("full", "concise", "json", "github", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-#: Where each rule is documented (``helpUri``: this page's ``#cm001``... anchors).
-DOCS_URL = "https://github.com/OWNER/strategy-compat/blob/main/docs/codemods.md"
+#: Where each rule is documented, relative to the repository (its ``#cm001``... anchors). SARIF's
+#: ``helpUri`` needs an absolute URL: the installed distribution's ``Documentation`` URL when its
+#: metadata has one; else the rule's ``help`` text names this page.
+DOCS_PAGE = "docs/codemods.md"
 _TODO_COMMENT = re.compile(r"#\s*TODO\(compat\.migrate\):\s*(?P<rule>CM\d{3})?\s*(?P<hint>.*)")
 
 # kinds of diagnostic
@@ -261,7 +263,7 @@ def _uri(path: str) -> tuple[str, bool]:
     return Path(rel).as_uri(), False
 
 
-def _docs_url() -> str:
+def _docs_url() -> str | None:
     """The documentation page: the installed distribution's ``Documentation`` URL, if any."""
     from importlib import metadata
 
@@ -273,7 +275,7 @@ def _docs_url() -> str:
         label, _, url = str(entry).partition(",")
         if label.strip().lower() == "documentation" and url.strip():
             return str(url).strip()
-    return DOCS_URL
+    return None
 
 
 def _version() -> str:
@@ -338,13 +340,14 @@ def sarif(
         "tool": {
             "driver": {
                 "name": "compat.migrate",
-                "informationUri": docs,
+                **({"informationUri": docs} if docs else {}),
                 "version": _version(),
                 "rules": [
                     {
                         "id": rule,
                         "shortDescription": {"text": summary},
-                        "helpUri": f"{docs}#{rule.lower()}",
+                        "help": {"text": f"{summary} See {DOCS_PAGE}#{rule.lower()}."},
+                        **({"helpUri": f"{docs}#{rule.lower()}"} if docs else {}),
                         "defaultConfiguration": {"level": "error"},
                     }
                     for rule, summary in rules
