@@ -82,6 +82,7 @@ class FlagOldOnlyNamesCommand(RuleCommand):
         if not ctx.uses_old_api and not self._old_classes(ctx):
             return
         done = self._done(ctx)
+        self._todo_statements: dict[int, bool] = {}
         own = {name for c in ctx.analysis.classes for name in c.body.bindings}
         own |= {a.attr.value for a, _, store in ctx.analysis.attributes if store}
         called = {a.attr.value for a, _, store in ctx.analysis.attributes if not store}
@@ -92,8 +93,6 @@ class FlagOldOnlyNamesCommand(RuleCommand):
             name = attribute.attr.value
             if name in own or id(attribute) in ctx.answered or self._covered(ctx, attribute, name, done):
                 continue
-            if -id(ctx.analysis.statement(attribute)) in done:
-                continue  # another rule's TODO on this statement: a person looks at it anyway
             typed = self._typed(ctx, attribute.value, scope, functions)
             if typed is not None:
                 old, new, exact = typed
@@ -133,22 +132,29 @@ class FlagOldOnlyNamesCommand(RuleCommand):
                 done.setdefault(id(site), []).append(message)
         return done
 
-    @staticmethod
-    def _covered(ctx: Context, node: cst.CSTNode, name: str, done: dict[int, list[str]]) -> bool:
-        """Whether a rule (now, or a TODO from an earlier run) already speaks of ``name`` here."""
+    def _covered(self, ctx: Context, node: cst.CSTNode, name: str, done: dict[int, list[str]]) -> bool:
+        """Whether a rule already speaks of ``name`` here, or another rule's TODO (now, or from an
+        earlier run) is on the statement: a person reads that statement anyway."""
         statement = ctx.analysis.statement(node)
-        if any(name in message for message in done.get(id(statement), ())):
+        if -id(statement) in done or any(name in message for message in done.get(id(statement), ())):
             return True
         current: cst.CSTNode | None = node
         while current is not None and current is not statement:
             if id(current) in done:  # a rule's edit or TODO on this expression (or around it)
                 return True
             current = ctx.analysis.parent(current)
-        leading = getattr(statement, "leading_lines", ())
-        return any(
-            line.comment is not None and TODO_PREFIX.strip() in line.comment.value and f"`{name}" in line.comment.value
-            for line in leading
-        )
+        return self._other_todo(ctx, statement)
+
+    def _other_todo(self, ctx: Context, statement: cst.CSTNode) -> bool:
+        """Whether the statement's code (its leading comments included) holds another rule's TODO."""
+        key = id(statement)
+        if key not in self._todo_statements:
+            code = ctx.analysis.module.code_for_node(_header(statement))
+            own = f"{TODO_PREFIX}{self.RULE}"
+            self._todo_statements[key] = any(
+                TODO_PREFIX in line and own not in line for line in code.splitlines() if "#" in line
+            )
+        return self._todo_statements[key]
 
     # -- receivers ---------------------------------------------------------------------------
 
@@ -214,7 +220,11 @@ class FlagOldOnlyNamesCommand(RuleCommand):
             root = root.value if not isinstance(root, cst.Call) else root.func
         if isinstance(root, cst.Name) and root.value.lower().strip("_") in CONFIG_NAMES:
             return False
-        return ctx.receiver(value, scope, new=True) is not OTHER
+        if ctx.receiver(value, scope, new=True) is not OTHER:
+            return True
+        # Known to be another class: trusted for the file's own classes, not for a class imported
+        # from a library the tree does not hold (bolts' datamodules derive from the old ones).
+        return isinstance(root, cst.Name) and any(b.kind == "import" for b in ctx.bindings(root, scope))
 
     # -- overrides ---------------------------------------------------------------------------
 
@@ -233,3 +243,19 @@ class FlagOldOnlyNamesCommand(RuleCommand):
                 hint = uncalled_override(old, new, name, self.target)
                 if hint is not None:
                     ctx.edits.todo(statement.name, self.RULE, hint)
+
+
+_PASS = cst.IndentedBlock([cst.SimpleStatementLine([cst.Pass()])])
+
+
+def _header(statement: cst.CSTNode) -> cst.CSTNode:
+    """A compound statement without its blocks (a TODO inside the body is about the body)."""
+    if not isinstance(statement, cst.BaseCompoundStatement):
+        return statement
+    blocks = {"body": _PASS}
+    for field in ("orelse", "finalbody"):
+        if hasattr(statement, field):
+            blocks[field] = None  # type: ignore[assignment]
+    if hasattr(statement, "handlers"):
+        blocks["handlers"] = ()  # type: ignore[assignment]
+    return statement.with_changes(**blocks)
