@@ -82,7 +82,7 @@ class FlagOldOnlyNamesCommand(RuleCommand):
         if not ctx.uses_old_api and not self._old_classes(ctx):
             return
         done = self._done(ctx)
-        self._todo_statements: dict[int, bool] = {}
+        self._todo_statements: dict[int, tuple[bool, list[str]]] = {}
         own = {name for c in ctx.analysis.classes for name in c.body.bindings}
         own |= {a.attr.value for a, _, store in ctx.analysis.attributes if store}
         called = {a.attr.value for a, _, store in ctx.analysis.attributes if not store}
@@ -92,6 +92,10 @@ class FlagOldOnlyNamesCommand(RuleCommand):
         for attribute, scope, _ in ctx.analysis.attributes:
             name = attribute.attr.value
             if name in own or id(attribute) in ctx.answered or self._covered(ctx, attribute, name, done):
+                continue
+            earlier = self._earlier(ctx, attribute, name)
+            if earlier is not None:
+                ctx.edits.todo(attribute, self.RULE, earlier)
                 continue
             typed = self._typed(ctx, attribute.value, scope, functions)
             if typed is not None:
@@ -147,14 +151,27 @@ class FlagOldOnlyNamesCommand(RuleCommand):
 
     def _other_todo(self, ctx: Context, statement: cst.CSTNode) -> bool:
         """Whether the statement's code (its leading comments included) holds another rule's TODO."""
+        return self._comments(ctx, statement)[0]
+
+    def _comments(self, ctx: Context, statement: cst.CSTNode) -> tuple[bool, list[str]]:
+        """``(another rule's TODO is there, the hints of this rule's TODOs there)`` for a
+        statement's code (its leading comments included, a compound statement's blocks not)."""
         key = id(statement)
         if key not in self._todo_statements:
             code = ctx.analysis.module.code_for_node(_header(statement))
-            own = f"{TODO_PREFIX}{self.RULE}"
-            self._todo_statements[key] = any(
-                TODO_PREFIX in line and own not in line for line in code.splitlines() if "#" in line
+            own = f"{TODO_PREFIX}{self.RULE} "
+            lines = [line.strip() for line in code.splitlines() if TODO_PREFIX in line]
+            self._todo_statements[key] = (
+                any(own not in line for line in lines),
+                [line.partition(own)[2] for line in lines if own in line],
             )
         return self._todo_statements[key]
+
+    def _earlier(self, ctx: Context, node: cst.CSTNode, name: str) -> str | None:
+        """The hint of this rule's TODO about ``name`` left on the statement by an earlier run
+        (kept as it is: a second run must not word it differently)."""
+        hints = self._comments(ctx, ctx.analysis.statement(node))[1]
+        return next((h for h in hints if f"`{name}`" in h or f"`.{name}`" in h), None)
 
     # -- receivers ---------------------------------------------------------------------------
 
@@ -240,7 +257,7 @@ class FlagOldOnlyNamesCommand(RuleCommand):
                 name = statement.name.value
                 if name in ctx.table.members or name in called or self._covered(ctx, statement, name, done):
                     continue  # the table's rules, the class's own calls, or CM011
-                hint = uncalled_override(old, new, name, self.target)
+                hint = self._earlier(ctx, statement, name) or uncalled_override(old, new, name, self.target)
                 if hint is not None:
                     ctx.edits.todo(statement.name, self.RULE, hint)
 
