@@ -83,8 +83,13 @@ class FlagOldOnlyNamesCommand(RuleCommand):
             return
         done = self._done(ctx)
         self._todo_statements: dict[int, tuple[bool, list[str]]] = {}
-        own = {name for c in ctx.analysis.classes for name in c.body.bindings}
-        own |= {a.attr.value for a, _, store in ctx.analysis.attributes if store}
+        # The user's own names: members of the file's other classes and attributes it assigns.
+        # Members of its subclasses of old classes are theirs only on `self`: a rule may rename
+        # the override (`def predict` -> `def predict_step`), and `module.predict(...)` is still
+        # the old API then.
+        stores = {a.attr.value for a, _, store in ctx.analysis.attributes if store}
+        own = stores | {n for c in ctx.analysis.classes if not ctx.user_old(c, new=True) for n in c.body.bindings}
+        self._own_self = own | {n for c in ctx.analysis.classes for n in c.body.bindings}
         called = {a.attr.value for a, _, store in ctx.analysis.attributes if not store}
         self._overrides(ctx, done, called)
         functions = {id(f.node): f for f in ctx.analysis.functions}
@@ -97,7 +102,7 @@ class FlagOldOnlyNamesCommand(RuleCommand):
             if earlier is not None:
                 ctx.edits.todo(attribute, self.RULE, earlier)
                 continue
-            typed = self._typed(ctx, attribute.value, scope, functions)
+            typed = self._typed(ctx, attribute.value, name, scope, functions)
             if typed is not None:
                 old, new, exact = typed
                 hint = missing_member(old, new, name, exact) if new else None
@@ -180,15 +185,18 @@ class FlagOldOnlyNamesCommand(RuleCommand):
         return ctx.table.new(entry) if entry is not None and ctx.table.auto(entry) else None
 
     def _typed(
-        self, ctx: Context, value: cst.BaseExpression, scope: Scope, functions: dict[int, FunctionInfo]
+        self, ctx: Context, value: cst.BaseExpression, name: str, scope: Scope, functions: dict[int, FunctionInfo]
     ) -> tuple[str, str | None, bool] | None:
-        """``(old class, its new class, exact)`` of the object ``value`` when it can be typed."""
+        """``(old class, its new class, exact)`` of the object ``value`` (whose ``name`` is used)
+        when it can be typed."""
         if isinstance(value, cst.Name):
             bound = ctx.bindings(value, scope)
             if len(bound) == 1 and bound[0].owner is not None:  # `self` in a method
                 old = ctx.user_old(bound[0].owner, new=True)
                 if old is None or not self._sees_bases(ctx, bound[0].owner):
                     return None
+                if name in self._own_self:
+                    return None  # a member the file's classes define
                 return old, self._new(ctx, old), True
             if len(bound) == 1 and value.value in _HOOK_PARAMS and self._in_callback(ctx, bound[0], functions):
                 old = _HOOK_PARAMS[value.value]
