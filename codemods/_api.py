@@ -27,6 +27,7 @@ from .cm009_type_checks import KeepTypeChecksCommand
 from .cm010_dotted_paths import RewriteDottedPathsCommand
 from .cm011_uncalled_hooks import MarkUncalledHooksCommand
 from .cm012_renamed_members import CheckRenamedMembersCommand
+from .cm013_safety_net import FlagOldOnlyNamesCommand
 
 if TYPE_CHECKING:
     from libcst.codemod import Codemod, CodemodContext
@@ -49,6 +50,7 @@ RULES: dict[Rule, type[RuleCommand]] = {
         RewriteDottedPathsCommand,
         MarkUncalledHooksCommand,
         CheckRenamedMembersCommand,
+        FlagOldOnlyNamesCommand,
     )
 }
 

@@ -112,6 +112,10 @@ class Edits:
         if entry is not None:
             self.used.add(entry)
 
+    def recorded(self) -> list[tuple[cst.CSTNode, str, bool]]:
+        """``(site, message, todo)`` of every edit and TODO recorded so far, for a rule that runs last."""
+        return [(r.site, r.message, r.todo) for r in self._records]
+
     def report(self, site: cst.CSTNode, rule: Rule, message: str, entry: Rename | None = None) -> None:
         """Report an edit made through another node's ``replace`` at ``site``'s line."""
         self._record(site, rule, message, False)

@@ -18,8 +18,14 @@ from compat import _catalog
 __all__ = [
     "CONFIG_NAMES",
     "HOLD_TRAINER",
+    "OLD_CALLBACK",
+    "OLD_MODULE",
     "OLD_TRAINER",
     "OLD_ONLY_MEMBERS",
+    "STRATEGY_HOOK_MOVES",
+    "HOOKS_THAT_RUN",
+    "COMMON_MEMBER_NAMES",
+    "TORCH_MODULE_METHODS",
     "NewSignature",
     "attribute_types",
     "cpu_count_default",
@@ -233,6 +239,9 @@ def new_is_subclass(qualname: str, base: str) -> bool:
 
 #: The old Trainer, and the old classes whose ``self.trainer`` is the running one.
 OLD_TRAINER = "pytorch_lightning.Trainer"
+#: The old bases whose hook parameters hold the running objects (``trainer``, ``pl_module``).
+OLD_CALLBACK = "pytorch_lightning.Callback"
+OLD_MODULE = "pytorch_lightning.LightningModule"
 HOLD_TRAINER = frozenset({"pytorch_lightning.LightningModule", "pytorch_lightning.LightningDataModule"})
 
 
@@ -378,6 +387,39 @@ _HOOK_MOVES = {
     "on_train_start": "on_fit_start",
     "on_train_end": "on_fit_end",
 }
+#: Where the code of a strategy/plugin hook goes when the new strategy never calls it, by the
+#: new method that takes over (used only when the target's class calls that method).
+STRATEGY_HOOK_MOVES = {
+    "configure_ddp": "_setup_model",
+    "pre_configure_ddp": "_setup_model",
+    "determine_ddp_device_ids": "_setup_model",
+    "set_world_ranks": "setup_environment",
+    "pre_dispatch": "setup",
+    "dispatch": "setup",
+    "post_dispatch": "teardown",
+    "model_to_device": "setup",
+    "on_save": "save_checkpoint",
+}
+#: Hooks a TODO offers for the code of an override no new base calls, when the base calls them.
+HOOKS_THAT_RUN = ("setup_environment", "setup", "_setup_model", "teardown", "on_fit_start", "on_train_start")
+#: Old-only names that other code uses too (torch's ``DistributedDataParallel.process_group``,
+#: ``nn.RNN.flatten_parameters``, apex's ``master_params``, everyday flags such as ``use_gpu``):
+#: on a receiver of unknown class they say nothing about the Lightning API.
+COMMON_MEMBER_NAMES = frozenset({
+    "process_group", "flatten_parameters", "master_params", "use_amp", "use_gpu", "use_cpu",
+    "use_cuda", "get_model", "to_disk", "running_loss", "num_values", "min_len", "window_length",
+    "current_idx", "last_idx", "has_tensor", "register_key", "set_metrics", "step_metrics",
+    "num_optimizers", "optimizer_idx", "split_idx", "worker_id", "compute_dtype", "batch_indices",
+    "wrapped_model", "has_gpu", "has_cpu", "detach_data", "reset_model", "init_optimizers",
+    "num_predictions", "store_predictions", "write_prediction", "update_learning_rates",
+})  # fmt: skip
+#: ``torch.nn.Module``'s own methods: both targets' modules are ``nn.Module``s (outside the
+#: catalogs), and torch calls these (``forward`` through ``module(x)``) whatever the base.
+TORCH_MODULE_METHODS = frozenset({
+    "forward", "state_dict", "load_state_dict", "train", "eval", "to", "cuda", "cpu", "type",
+    "float", "double", "half", "apply", "zero_grad", "parameters", "named_parameters", "buffers",
+    "modules", "children", "extra_repr", "register_buffer", "requires_grad_",
+})  # fmt: skip
 _EPOCH_OUTPUTS = frozenset({"training_epoch_end", "validation_epoch_end", "test_epoch_end"})
 
 

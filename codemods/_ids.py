@@ -32,6 +32,7 @@ class Rule(enum.StrEnum):
     CM010 = "CM010"
     CM011 = "CM011"
     CM012 = "CM012"
+    CM013 = "CM013"
 
     def todo(self, hint: str) -> str:
         """The full comment for one site: the prefix, this id, then the hint on one line."""

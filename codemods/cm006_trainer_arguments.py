@@ -21,6 +21,7 @@ from ._cm006_argument_edits import (
     template,
 )
 from ._cm006_launch import keep_launch
+from ._cm006_value_types import append_to_list, fit
 from ._context import Context
 from ._ids import Rule
 from ._layout import comments
@@ -66,7 +67,13 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
 
     def run(self, ctx: Context) -> None:
         for site in ctx.call_sites:
+            self._moves: list[tuple[ArgInfo, str, Rename]] = []
             self._site(ctx, site)
+            for info, keyword, entry in self._moves:  # after the other edits of the call: they index its arguments
+                name = info.name
+                ctx.edits.replace(site.call, append_to_list(name, keyword), self.RULE, None)
+                message = f"{name}=<{keyword[:-1] if keyword.endswith('s') else keyword}> -> {keyword}=[...]"
+                ctx.edits.report(info.arg, self.RULE, message, entry)
 
     def _site(self, ctx: Context, site: CallSite) -> None:
         entry = ctx.table.object(site.origin)
@@ -170,7 +177,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                     return None
                 return ArgOp("expand", entry, template=template(new))
             if table.auto(entry):
-                return ArgOp("rename", entry, keyword=new)
+                return self._typed_rename(ctx, site, info, entry, new)
             return self._move(ctx, site, info, entry, new)
         if info.literal is None and info.any_values and not isinstance(ctx.receiver(arg.value, site.scope), str):
             kw = info.name
@@ -180,6 +187,30 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             hint = f"`{kw}=` no longer takes {olds}: if this value can be one of them, pass it as {where}"
             ctx.edits.todo(arg, self.RULE, hint)
             ctx.answered.add(id(arg))
+        return None
+
+    def _typed_rename(self, ctx: Context, site: CallSite, info: ArgInfo, entry: Rename, new: str) -> ArgOp | None:
+        """``old=value`` -> ``new=value`` when the new keyword takes the value's type; a value of
+        another type moves where the entry says (``checkpoint_callback=ModelCheckpoint(...)``
+        joins ``callbacks=[...]``) or gets a TODO."""
+        decision = fit(ctx, entry, new, info.arg.value, site.scope)
+        if decision.action == "rename":
+            return ArgOp("rename", entry, keyword=new)
+        hint = decision.hint
+        if decision.action == "move":
+            keyword = decision.keyword
+            there = next((a for a in site.call.args if a.keyword is not None and a.keyword.value == keyword), None)
+            if any(a.star for a in site.call.args) or (there is not None and not isinstance(there.value, cst.List)):
+                hint = (
+                    f"`{info.name}=` no longer takes this object: add it to `{keyword}=` yourself "
+                    f"(not a list literal here) and drop `{info.name}=`"
+                )
+            else:
+                self._moves.append((info, keyword, entry))
+                ctx.answered.add(id(info.arg))
+                return None
+        ctx.edits.todo(info.arg, self.RULE, hint, entry)
+        ctx.answered.add(id(info.arg))
         return None
 
     @staticmethod

@@ -98,6 +98,14 @@ class Rename:
         bases: for ``CLASS`` entries, the direct bases of the old class in the 1.2-era hierarchy
             (``pytorch_lightning.`` paths of other ``CLASS`` entries), so that member entries of
             a base apply to its subclasses (``DDPSpawnPlugin`` is not a ``DDPPlugin``).
+        old_types: for ``ARGUMENT`` entries, the types of value the old keyword took: ``"bool"``,
+            ``"int"``, ``"str"``, ``"None"``, ``"list"``, or an old class path (an instance of it
+            or of a subclass).
+        new_types: the types the new keyword takes, in the same terms. A rename is only applied
+            to a value of one of these types (or, when ``old_types`` are all among them, to a
+            value whose type is not known).
+        moves: ``(old class path, list keyword)``: where a value of that class goes instead of
+            the new keyword (``ModelCheckpoint`` instances join ``callbacks=[...]``).
     """
 
     kind: Kind
@@ -116,6 +124,9 @@ class Rename:
     params: tuple[tuple[str, str], ...] = field(default=())
     lightning_automatic: bool | None = None
     bases: tuple[str, ...] = ()
+    old_types: tuple[str, ...] = ()
+    new_types: tuple[str, ...] = ()
+    moves: tuple[tuple[str, str], ...] = ()
 
     @property
     def old_name(self) -> str:
@@ -1856,6 +1867,10 @@ RENAMES: tuple[Rename, ...] = (
         strategies="enable_checkpointing",
         lightning="enable_checkpointing",
         renamed_in="1.5",
+        # 1.2-1.4 also took the checkpoint callback itself (the Trainer added it to its callbacks).
+        old_types=("bool", "pytorch_lightning.callbacks.ModelCheckpoint"),
+        new_types=("bool",),
+        moves=(("pytorch_lightning.callbacks.ModelCheckpoint", "callbacks"),),
     ),
     Rename(
         Kind.ARGUMENT,
@@ -1864,6 +1879,8 @@ RENAMES: tuple[Rename, ...] = (
         strategies="use_distributed_sampler",
         lightning="use_distributed_sampler",
         renamed_in="2.0",
+        old_types=("bool",),
+        new_types=("bool",),
     ),
     Rename(
         Kind.ARGUMENT,

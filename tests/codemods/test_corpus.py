@@ -107,3 +107,40 @@ def test_real_old_api_code(tree, tmp_path, target):
         print(f"  {name}: " + ", ".join(f"{line}:{old}" for line, old in left[:8]) + (" ..." if len(left) > 8 else ""))
     if MAX_RESIDUAL is not None:
         assert count <= MAX_RESIDUAL, f"{count} old-API sites left with no TODO nearby"
+
+
+_hspec = importlib.util.spec_from_file_location("holdout", REPO / "benchmarks" / "holdout.py")
+holdout = importlib.util.module_from_spec(_hspec)
+assert _hspec.loader is not None
+_hspec.loader.exec_module(holdout)
+
+#: The least recall (old-API sites counted from the catalogs, see ``benchmarks/holdout.py``)
+#: allowed on the development half of the second corpus (issue 17 asks 97% on the held-out half).
+MIN_RECALL = 0.97
+
+
+@pytest.fixture(scope="module")
+def dev_tree(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("dev") / "src"
+    files, missing = holdout.extract(holdout.DEV, root)
+    if not files:
+        pytest.skip(f"no release of the development half could be fetched (offline?): {'; '.join(missing)}")
+    return root
+
+
+@pytest.mark.extras
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("target", codemods.TARGETS)
+def test_development_half_of_the_second_corpus(dev_tree, tmp_path, target):
+    """benchmarks/holdout.py's DEV releases: no failure, idempotent, recall from the catalogs."""
+    result = holdout.measure(dev_tree, tmp_path, target)
+    print(
+        f"\n[{target}] {result['files']} files, {result['sites']} old-API sites, residual "
+        f"{result['residual']}, recall {result['recall']:.1%}, {result['todos']} TODOs, {result['edits']} edits"
+    )
+    for name, left in sorted(result["missed"].items()):
+        print(f"  {name}: " + ", ".join(f"{line}:{old}" for line, old in left))
+    assert result["failed"] == [], "the CLI failed on real files (a crash or a refused output)"
+    assert result["unparsable"] == 0
+    assert result["not_idempotent"] == []
+    assert result["recall"] >= MIN_RECALL

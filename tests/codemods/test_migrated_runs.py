@@ -23,8 +23,13 @@ RUN = pathlib.Path(__file__).parent / "fixtures" / "run"
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 #: What Lightning 1.2-1.5 printed where ``compat`` cannot be the reference: in 1.x
-#: ``DDPSpawnPlugin`` derived from ``ParallelPlugin``, not from ``DDPPlugin``.
-EXPECTED = {"spawn_branch": "ddp spawn other\n"}
+#: ``DDPSpawnPlugin`` derived from ``ParallelPlugin``, not from ``DDPPlugin``; 1.2-1.4 used the
+#: ``ModelCheckpoint`` given as ``checkpoint_callback=`` (``compat`` renames it to
+#: ``enable_checkpointing=`` and drops it).
+EXPECTED = {
+    "spawn_branch": "ddp spawn other\n",
+    "checkpoint_callback_instance": "1 [('user_checkpoints', 'val_loss')]\n1 [('inline_dir', 'loss')]\n",
+}
 
 
 def _run(code: str, tmp_path: pathlib.Path, name: str) -> str:

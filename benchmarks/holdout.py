@@ -1,0 +1,245 @@
+"""A second corpus, split in two before anyone read it: a half to develop against, a half held out.
+
+Twenty-two releases (eighteen projects) from 2021-2022 that depended on pytorch-lightning
+before 1.6 and are not in ``benchmarks/corpus.py``. The projects (all releases of one project on
+the same side) were shuffled with ``secrets.SystemRandom`` and cut in two *before* any of their
+code was read: :data:`DEV` is what the codemods were developed against; :data:`HOLDOUT` was only
+run at the end, to measure. Their wheels are fetched like the corpus's (``pip download
+--no-deps`` into the cache); nothing of them is committed.
+
+Recall counts old-API sites from the catalogs (:func:`old_api_sites`): every use of a name that
+the 1.2-1.5 catalogs have for an owner (Trainer and its mixins and connectors, LightningModule,
+Callback, the plugins, the accelerators) and the class it maps to on the target lacks, plus the
+corpus's old-only classes, table members and Trainer keywords (``corpus.old_api_sites``); the
+only exclusion is a name the file binds itself. A site counts as covered when the migrated file
+no longer has it there or has a ``# TODO(compat.migrate)`` within three lines.
+
+    python benchmarks/holdout.py dev        # the development half, both targets
+    python benchmarks/holdout.py holdout    # the held-out half (run it last)
+    python benchmarks/holdout.py holdout --keep DIR   # also keep the trees and diffs in DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from compat import _catalog  # noqa: E402
+from compat._catalog._build import fetch_wheel  # noqa: E402
+from compat.renames import RENAMES, Kind  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("corpus", REPO / "benchmarks" / "corpus.py")
+corpus = importlib.util.module_from_spec(_spec)
+assert _spec.loader is not None
+_spec.loader.exec_module(corpus)
+
+#: The development half (read while building the safety net).
+DEV: tuple[str, ...] = (
+    "lightning-flash==0.3.2",
+    "lightning-flash==0.4.0",
+    "neuralprophet==0.3.2",
+    "nni==2.5",
+    "pykale==0.1.0",
+    "pytorch-ie==0.5.0",
+    "pytorch-lightning-bolts==0.2.5",
+    "pytorch-lightning-spells==0.0.4",
+    "scArches==0.4.0",
+    "torchdyn==1.0.1",
+)
+#: The held-out half (run once, at the end).
+HOLDOUT: tuple[str, ...] = (
+    "anomalib==0.2.4",
+    "anomalib==0.2.6",
+    "deepforest==1.1.3",
+    "lightly==1.1.22",
+    "mlflow==1.20.2",
+    "nemo_toolkit==1.0.2",
+    "optuna==2.10.0",
+    "scvi-tools==0.13.0",
+    "scvi-tools==0.14.6",
+    "torchgeo==0.1.1",
+    "torchgeo==0.2.1",
+    "u8darts==0.16.0",
+)
+HALVES = {"dev": DEV, "holdout": HOLDOUT}
+TODO_DISTANCE = 3
+
+
+def uses_lightning(text: str) -> bool:
+    """Whether a file imports the old package (the files a user would migrate)."""
+    return "pytorch_lightning" in text
+
+
+def extract(requirements: tuple[str, ...], dest: Path) -> tuple[list[Path], list[str]]:
+    """Unpack every Python file that imports ``pytorch_lightning`` of each release under
+    ``dest/<requirement>/``; returns the files and one line per release not fetched."""
+    written: list[Path] = []
+    missing: list[str] = []
+    for requirement in requirements:
+        try:
+            wheel = fetch_wheel(requirement)
+        except RuntimeError as err:
+            missing.append(str(err))
+            continue
+        with zipfile.ZipFile(wheel) as archive:
+            for name in sorted(archive.namelist()):
+                if not name.endswith(".py") or ".dist-info/" in name:
+                    continue
+                text = archive.read(name).decode("utf-8", errors="replace")
+                if uses_lightning(text):
+                    target = dest / requirement.replace("==", "-") / name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(text, encoding="utf-8")
+                    written.append(target)
+    return written, missing
+
+
+@functools.cache
+def old_only_members(target: str) -> frozenset[str]:
+    """Public members of the old owner classes that the class each maps to on ``target`` lacks
+    (a class the table maps to nothing, or not at all, counts with every member)."""
+    from codemods._facts import COMMON_MEMBER_NAMES, TORCH_MODULE_METHODS
+    from codemods._net import OWNERS, _target_members  # the owners the safety net reads
+
+    new = _catalog.target(target)
+    maps = {e.old: e.target(target) for e in RENAMES if e.kind is Kind.CLASS}
+    found: set[str] = set()
+    for name in _catalog.OLD:
+        old = _catalog.load(name)
+        for public in maps:
+            path = old.resolve(public)
+            if path is None or not OWNERS.match(path):
+                continue
+            mapped = maps[public]
+            have = new.members(mapped) if mapped and new.has(mapped) else frozenset()
+            found |= {m for m in old.members(path) if not m.startswith("_") and m not in have}
+    anywhere = _target_members()  # a name some new class still has is not old-only as a bare name
+    return frozenset(n for n in found if n not in anywhere and n not in TORCH_MODULE_METHODS | COMMON_MEMBER_NAMES)
+
+
+def old_api_sites(text: str, target: str) -> list[tuple[int, str]]:
+    """``(line, name)`` of each old-API site: the corpus's, and every attribute or method
+    definition named by an old-only member (:func:`old_only_members`) the file does not bind."""
+    sites = set(corpus.old_api_sites(text))
+    tree = ast.parse(text)
+    own = corpus._own_names(tree)
+    own |= {
+        t.attr for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Attribute)
+    }  # fmt: skip
+    names = old_only_members(target)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in names and node.attr not in own:
+            sites.add((node.lineno, node.attr))
+    return sorted(sites)
+
+
+def residual(text: str, target: str) -> list[tuple[int, str]]:
+    """Old-API sites of a migrated file with no TODO within :data:`TODO_DISTANCE` lines."""
+    lines = text.splitlines()
+    todos = [i + 1 for i, line in enumerate(lines) if "TODO(compat.migrate)" in line]
+    return [(n, s) for n, s in old_api_sites(text, target) if not any(abs(n - t) <= TODO_DISTANCE for t in todos)]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "compat.migrate", "-q", "--jobs", "1", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=1800,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def measure(tree: Path, work: Path, target: str) -> dict:
+    """Migrate ``tree`` into ``work/<target>`` and return the figures."""
+    out = work / target
+    report = work / f"{target}.json"
+    run = _cli("--target", target, "--out", str(out), "--report", str(report), str(tree))
+    data = json.loads(report.read_text())
+    sources = sorted(tree.rglob("*.py"))
+    sites = left = unparsable = 0
+    missed: dict[str, list[tuple[int, str]]] = {}
+    for source in sources:
+        text = source.read_text(encoding="utf-8")
+        try:
+            before = old_api_sites(text, target)
+        except SyntaxError:
+            continue  # the input itself does not parse (reported by the CLI as skipped)
+        migrated = (out / source.relative_to(tree)).read_text(encoding="utf-8")
+        try:
+            rest = residual(migrated, target)
+        except SyntaxError:
+            unparsable += 1
+            continue
+        sites += len(before)
+        left += len(rest)
+        if rest:
+            missed[str(source.relative_to(tree))] = rest
+    again = work / f"{target}.again.json"
+    _cli("--target", target, "--diff", "--report", str(again), str(out))
+    second = json.loads(again.read_text())
+    diff = _cli("--target", target, "--diff", str(tree)).stdout
+    (work / f"{target}.diff").write_text(diff, encoding="utf-8")
+    return {
+        "target": target,
+        "exit": run.returncode,
+        "files": len(sources),
+        "failed": data["failed"],
+        "unparsable": unparsable,
+        "not_idempotent": [f for f, s in second["files"].items() if s == "changed"],
+        "sites": sites,
+        "residual": left,
+        "recall": 1 - left / sites if sites else 1.0,
+        "todos": data["summary"]["todos"],
+        "edits": len(data["changes"]),
+        "missed": missed,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("half", choices=sorted(HALVES))
+    parser.add_argument("--keep", type=Path, help="keep the unpacked tree, outputs and diffs here")
+    args = parser.parse_args(argv)
+    work = args.keep or Path(tempfile.mkdtemp(prefix="holdout-"))
+    tree = work / "src"
+    files, missing = extract(HALVES[args.half], tree)
+    for line in missing:
+        print("not fetched:", line, file=sys.stderr)
+    print(f"{args.half}: {len(files)} files that import pytorch_lightning")
+    for target in ("strategies", "lightning"):
+        result = measure(tree, work, target)
+        print(
+            f"[{target}] files {result['files']}, crashes/refused {len(result['failed'])}, "
+            f"unparsable {result['unparsable']}, not idempotent {len(result['not_idempotent'])}, "
+            f"sites {result['sites']}, residual {result['residual']}, recall {result['recall']:.1%}, "
+            f"TODOs {result['todos']}, edits {result['edits']}"
+        )
+        for name, left in sorted(result["missed"].items()):
+            print(f"  {name}: " + ", ".join(f"{line}:{old}" for line, old in left))
+        for item in result["failed"]:
+            print("  failed:", item)
+        for name in result["not_idempotent"]:
+            print("  not idempotent:", name)
+    print(f"trees and diffs in {work}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
