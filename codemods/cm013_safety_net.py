@@ -6,8 +6,7 @@ import libcst as cst
 
 from ._context import OTHER, Context
 from ._facts import CONFIG_NAMES, HOLD_TRAINER, OLD_CALLBACK, OLD_MODULE, OLD_TRAINER, missing_member
-from ._ids import Rule
-from ._layout import TODO_PREFIX
+from ._ids import TODO_PREFIX, Rule
 from ._net import distinctive_names, old_owner_of, uncalled_override
 from ._rule import RuleCommand
 from ._scopes import Binding, ClassInfo, FunctionInfo, Scope
