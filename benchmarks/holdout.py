@@ -38,8 +38,10 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from compat import _catalog  # noqa: E402
-from compat._catalog._build import fetch_wheel  # noqa: E402
 from compat.renames import RENAMES, Kind  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tools"))
+from build_catalog import fetch_wheel  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("corpus", REPO / "benchmarks" / "corpus.py")
 corpus = importlib.util.module_from_spec(_spec)
