@@ -4,7 +4,7 @@ Released packages from PyPI that built on the Lightning 1.x plugin/accelerator A
 are fetched with ``pip download --no-deps`` into the same cache as the API catalogs
 (``~/.cache/strategy-compat/wheels``, or ``$STRATEGY_COMPAT_CACHE``) and unpacked into a
 temporary folder; nothing of them is committed (their licences are theirs). Only the files
-that use the old API are kept (see :func:`uses_old_api`): NeMo is a large toolkit, its trainer
+that use the old API are kept (see ``uses_old_api``): NeMo is a large toolkit, its trainer
 glue is what matters here.
 
     python benchmarks/corpus.py DEST     # unpack the corpus into DEST and list it

@@ -3,11 +3,11 @@
 Twenty-two releases (eighteen projects) from 2021-2022 that depended on pytorch-lightning
 before 1.6 and are not in ``benchmarks/corpus.py``. The projects (all releases of one project on
 the same side) were shuffled with ``secrets.SystemRandom`` and cut in two *before* any of their
-code was read: :data:`DEV` is what the codemods were developed against; :data:`HOLDOUT` was only
+code was read: ``DEV`` is what the codemods were developed against; ``HOLDOUT`` was only
 run at the end, to measure. Their wheels are fetched like the corpus's (``pip download
 --no-deps`` into the cache); nothing of them is committed.
 
-Recall counts old-API sites from the catalogs (:func:`old_api_sites`): every use of a name that
+Recall counts old-API sites from the catalogs (``old_api_sites``): every use of a name that
 the 1.2-1.5 catalogs have for an owner (Trainer and its mixins and connectors, LightningModule,
 Callback, the plugins, the accelerators) and the class it maps to on the target lacks, plus the
 corpus's old-only classes, table members and Trainer keywords (``corpus.old_api_sites``); the
@@ -134,7 +134,7 @@ def old_only_members(target: str) -> frozenset[str]:
 
 def old_api_sites(text: str, target: str) -> list[tuple[int, str]]:
     """``(line, name)`` of each old-API site: the corpus's, and every attribute or method
-    definition named by an old-only member (:func:`old_only_members`) the file does not bind."""
+    definition named by an old-only member (``old_only_members``) the file does not bind."""
     sites = set(corpus.old_api_sites(text))
     tree = ast.parse(text)
     own = corpus._own_names(tree)
@@ -150,7 +150,7 @@ def old_api_sites(text: str, target: str) -> list[tuple[int, str]]:
 
 
 def residual(text: str, target: str) -> list[tuple[int, str]]:
-    """Old-API sites of a migrated file with no TODO within :data:`TODO_DISTANCE` lines."""
+    """Old-API sites of a migrated file with no TODO within ``TODO_DISTANCE`` lines."""
     lines = text.splitlines()
     todos = [i + 1 for i, line in enumerate(lines) if "TODO(compat.migrate)" in line]
     return [(n, s) for n, s in old_api_sites(text, target) if not any(abs(n - t) <= TODO_DISTANCE for t in todos)]

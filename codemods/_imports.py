@@ -38,7 +38,7 @@ class FromImport:
     """What becomes of one ``OldName [as alias]`` in a ``from ... import`` statement.
 
     ``entry`` is the table row, or ``None`` for a name the table does not know that the target's
-    catalog has a home for (:func:`codemods._homes.find_home`).
+    catalog has a home for (``codemods._homes.find_home``).
     """
 
     alias: cst.ImportAlias

@@ -6,10 +6,10 @@ calls. An *old-only* member of an old class is one some old release had and the 
 to on the target (through the table's ``CLASS`` entry) does not. Old-only names are:
 
 - on a receiver whose class is known: any member the mapped class lacks (see
-  :func:`codemods._facts.missing_member`);
-- on a receiver whose class is not known: a *distinctive* one (:func:`distinctive_names`);
+  ``codemods._facts.missing_member``);
+- on a receiver whose class is not known: a *distinctive* one (``distinctive_names``);
 - for an override: a method the old base's framework called and the new base's never calls
-  (:func:`uncalled_override`).
+  (``uncalled_override``).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def _target_members() -> frozenset[str]:
 def distinctive_names() -> frozenset[str]:
     """Old-only member names worth a TODO on a receiver of unknown class.
 
-    A public member of an old owner class (:data:`OWNERS`) that no class of either target has,
+    A public member of an old owner class (``OWNERS``) that no class of either target has,
     with an inner underscore (``running_sanity_check``, not ``setup``), that is not a Python
     builtin and not a name other libraries use (``COMMON_MEMBER_NAMES``).
     """

@@ -538,7 +538,7 @@ def _string(node: ast.expr, env: dict[str, object]) -> str | None:
 
 def build_release(name: str) -> dict:
     """The catalog of one release (``pytorch_lightning-1.2``, ``lightning-2.6``) from its wheel
-    (and the :data:`EXTRA_WHEELS` read with it)."""
+    (and the ``EXTRA_WHEELS`` read with it)."""
     requirement, packages = RELEASES[name]
     wheel = fetch_wheel(requirement)
     sources = _wheel_sources(wheel, packages)
