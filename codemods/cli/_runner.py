@@ -8,7 +8,8 @@
 4. The files that need work are migrated with those user classes (checked, diffed or written).
 
 Steps 2 and 4 run in a process pool (``--jobs``, capped by the number of batches of files to
-parse) that imports only libcst and ``codemods``. The workers die with the CLI (see
+parse) that imports only libcst and ``codemods``. The pool is started, and libcst imported, only
+when some file needs parsing: a re-run the results cache answers does neither. The workers die with the CLI (see
 ``codemods.cli._worker.init_worker``); on Ctrl-C they are stopped at once, the summary
 says which files were migrated before the stop, and the exit code is 130.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import importlib
 import math
 import multiprocessing
 import os
@@ -169,6 +171,11 @@ class _Pool:
         """
         if not chunks:
             return
+        if isolate and "fork" in multiprocessing.get_all_start_methods():
+            # Work that parses: import libcst and the rules here, once, so that forked workers
+            # share them instead of each importing its own. Only now: a run the cache answers
+            # has no such work and never imports them.
+            importlib.import_module("codemods._api")
         if not isolate and (self.jobs <= 1 or len(chunks) <= 1 or not parallel):
             for chunk in chunks:
                 on_chunk(chunk, fn(chunk, *extra))

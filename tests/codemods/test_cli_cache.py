@@ -206,7 +206,7 @@ def test_a_fully_cached_check_imports_no_libcst_and_starts_no_worker(tree: Path,
         )
         runs.append(proc)
     first, second = runs
-    assert "EXIT 1 " in first.stdout and "FORKED True" in first.stdout, first.stderr  # parsed in workers
+    assert "EXIT 1 HEAVY ['codemods._api', 'codemods._rule', 'libcst'] FORKED True" in first.stdout, first.stderr
     assert "EXIT 1 HEAVY [] FORKED False" in second.stdout, second.stderr
     assert lines(second.stderr) == lines(first.stderr)  # the same answer, from the cache
     assert "would change: " in second.stderr and "sub.py" in second.stderr  # the cross-file class, cached too
