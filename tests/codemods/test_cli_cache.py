@@ -210,3 +210,40 @@ def test_a_fully_cached_check_imports_no_libcst_and_starts_no_worker(tree: Path,
     assert "EXIT 1 HEAVY [] FORKED False" in second.stdout, second.stderr
     assert lines(second.stderr) == lines(first.stderr)  # the same answer, from the cache
     assert "would change: " in second.stderr and "sub.py" in second.stderr  # the cross-file class, cached too
+
+
+_POOL_PROBE = """\
+import os, sys
+from codemods.cli._runner import _Pool
+
+def probe(chunk):
+    return [('codemods._api' in sys.modules, os.getpid()) for _ in chunk]
+
+pool = _Pool(2)
+seen = {'scan': [], 'parse': []}
+try:
+    pool.run(probe, [[1], [2]], (), lambda chunk, got: seen['scan'].extend(got), parallel=True)
+    pool.run(probe, [[3], [4]], (), lambda chunk, got: seen['parse'].extend(got), isolate=True)
+finally:
+    pool.close()
+print('SCAN', sorted({loaded for loaded, _ in seen['scan']}), 'PARSE', sorted({loaded for loaded, _ in seen['parse']}))
+print('SAME WORKERS', bool({pid for _, pid in seen['scan']} & {pid for _, pid in seen['parse']}))
+"""
+
+
+def test_parse_work_runs_in_workers_forked_with_libcst_loaded() -> None:
+    """Workers of a parallel scan are forked before libcst is imported (the scan needs none);
+    parse work gets workers forked after the main process imported it, so they share it
+    rather than each importing its own."""
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, "-c", _POOL_PROBE],
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "SCAN [False] PARSE [True]" in proc.stdout, proc.stdout
+    assert "SAME WORKERS False" in proc.stdout
