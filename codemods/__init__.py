@@ -17,7 +17,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (``X as X`` marks a re-ex
     from ._api import Result as Result
     from ._api import as_codemod as as_codemod
     from ._api import migrate_source as migrate_source
-    from ._api import prescan as prescan
     from ._classes import class_bases as class_bases
     from ._classes import resolve_user_classes as resolve_user_classes
     from ._edits import Change as Change
@@ -25,6 +24,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (``X as X`` marks a re-ex
     from ._ids import Rule as Rule
     from ._lightning import NAMESPACES as NAMESPACES
     from ._lightning import declared_namespace as declared_namespace
+    from ._prescan import prescan as prescan
 
 #: public name -> the private module that defines it
 _HOMES = {
@@ -32,7 +32,7 @@ _HOMES = {
     "Result": "._api",
     "as_codemod": "._api",
     "migrate_source": "._api",
-    "prescan": "._api",
+    "prescan": "._prescan",
     "class_bases": "._classes",
     "resolve_user_classes": "._classes",
     "Change": "._edits",

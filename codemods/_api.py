@@ -1,9 +1,8 @@
-"""The rules, and the public entry points for one file: the pre-scan and the migration."""
+"""The rules, and the public entry point for one file: the migration (the pre-scan is ``_prescan``)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -12,6 +11,7 @@ import libcst as cst
 from ._edits import Change
 from ._engine import order_rules, run_rules
 from ._ids import Rule
+from ._prescan import prescan
 from ._rule import RuleCommand
 from ._suppress import parse_suppressions
 from ._table import index
@@ -88,83 +88,6 @@ class Result:
         """The lines whose ``# compat: ignore`` covers an edit, which held the file back
         (``code`` is then the input: edits of one file go together, so none was made)."""
         return tuple(sorted({c.line for c in self.changes if c.suppressed and not c.todo}))
-
-
-#: A pre-scan group: substrings one of which the text must hold, and the regex that decides.
-_Group = tuple[tuple[str, ...], tuple[bytes, ...], "re.Pattern[str]", "re.Pattern[bytes]"]
-_PATTERNS: dict[tuple[object, frozenset[str]], tuple[_Group, ...]] = {}
-_ANCHOR_LENGTH = 6  # long enough to be rare in ordinary code, short enough to be shared by names
-
-
-def anchors(names: Iterable[str]) -> tuple[str, ...]:
-    """Few substrings such that each of ``names`` contains one (a greedy set cover).
-
-    Candidates are the names' substrings of ``_ANCHOR_LENGTH`` characters (a shorter name
-    is its own candidate); each step takes the one found in the most names not yet covered.
-    ``"Plugin"`` covers every ``*Plugin`` class, so about 40 class names need 7 anchors.
-    """
-    left = {
-        name: {name[i : i + _ANCHOR_LENGTH] for i in range(max(1, len(name) - _ANCHOR_LENGTH + 1))} for name in names
-    }
-    chosen: list[str] = []
-    while left:
-        counts: dict[str, int] = {}
-        for parts in left.values():
-            for part in parts:
-                counts[part] = counts.get(part, 0) + 1
-        best = max(sorted(counts), key=lambda part: counts[part])
-        chosen.append(best)
-        left = {name: parts for name, parts in left.items() if best not in name}
-    return tuple(chosen)
-
-
-def _patterns(extra: frozenset[str]) -> tuple[_Group, ...]:
-    table = index("strategies")
-    key = (table, extra)
-    cached = _PATTERNS.get(key)
-    if cached is None:
-        groups = table.pattern_groups()
-        if extra:
-            groups.append((extra, r"\b(?:{})\b".format("|".join(sorted(map(re.escape, extra))))))
-        built = []
-        for names, source in groups:
-            found = anchors(names)
-            built.append((found, tuple(a.encode() for a in found), re.compile(source), re.compile(source.encode())))
-        cached = tuple(built)
-        if len(_PATTERNS) > 32:
-            _PATTERNS.clear()
-        _PATTERNS[key] = cached
-    return cached
-
-
-def prescan(source: str | bytes, extra_names: Iterable[str] = ()) -> bool:
-    """Cheap text test: ``False`` means the file surely needs nothing.
-
-    Patterns built from the table: every old class, function and module name (and their
-    owners', such as ``Trainer``), imports from ``pytorch_lightning``/``compat``, and member
-    accesses through receivers spelled like an old class (``trainer.training_type_plugin``).
-    Any rule change or TODO needs one of these in the text (or one of ``extra_names``: pass the
-    short names of user classes found by ``resolve_user_classes``, so files that only
-    subclass them are scanned too).
-
-    Each pattern needs one of a few literal substrings (``anchors``, e.g. ``Plugin``,
-    ``Trainer``, ``pytorch_lightning``); the pattern runs only on a text holding one, so an
-    ordinary file costs a handful of substring searches, about what reading it costs.
-
-    Args:
-        source: the file's text (``str``) or its raw bytes.
-        extra_names: more identifiers to look for; dotted names count by their last part.
-    """
-    extra = frozenset(name.rpartition(".")[2] for name in extra_names)
-    if isinstance(source, bytes):
-        return any(
-            any(a in source for a in raw) and pattern.search(source) is not None
-            for _, raw, _, pattern in _patterns(extra)
-        )
-    return any(
-        any(a in source for a in text) and pattern.search(source) is not None
-        for text, _, pattern, _ in _patterns(extra)
-    )
 
 
 def migrate_source(

@@ -9,10 +9,17 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from ._scopes import resolve_relative
 from ._table import index
 
-__all__ = ["class_bases", "resolve_user_classes"]
+__all__ = ["class_bases", "resolve_relative", "resolve_user_classes"]
+
+
+def resolve_relative(module: str, level: int, name: str | None, is_package: bool) -> str:
+    """The absolute module of ``from <level dots><name> import ...`` inside ``module``."""
+    parts = module.split(".") if module else []
+    keep = len(parts) - level + (1 if is_package else 0)
+    base = parts[: max(keep, 0)]
+    return ".".join([*base, name] if name else base)
 
 
 def _dotted(node: ast.expr) -> str | None:

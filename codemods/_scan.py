@@ -13,6 +13,7 @@ from typing import Any
 
 import libcst as cst
 
+from ._classes import resolve_relative
 from ._scopes import (
     Analysis,
     Binding,
@@ -20,7 +21,6 @@ from ._scopes import (
     FunctionInfo,
     Scope,
     dotted,
-    resolve_relative,
 )
 
 __all__ = ["analyze"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-__all__ = ["Analysis", "Binding", "ClassInfo", "FunctionInfo", "Scope", "dotted", "resolve_relative"]
+__all__ = ["Analysis", "Binding", "ClassInfo", "FunctionInfo", "Scope", "dotted"]
 
 
 def dotted(node: cst.BaseExpression | None) -> str | None:
@@ -20,14 +20,6 @@ def dotted(node: cst.BaseExpression | None) -> str | None:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
-
-
-def resolve_relative(module: str, level: int, name: str | None, is_package: bool) -> str:
-    """The absolute module of ``from <level dots><name> import ...`` inside ``module``."""
-    parts = module.split(".") if module else []
-    keep = len(parts) - level + (1 if is_package else 0)
-    base = parts[: max(keep, 0)]
-    return ".".join([*base, name] if name else base)
 
 
 @dataclass(eq=False)

@@ -284,7 +284,7 @@ def _options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
     import codemods
     from codemods.cli import _runner
 
-    known = sorted(str(getattr(r, "value", r)) for r in codemods.RULES)
+    known = sorted(str(r) for r in codemods.Rule)  # the ids (a leaf): not the rules, which import libcst
     cli_select, cli_ignore = _split(args.select), _split(args.ignore)
     try:
         select = _expand(cli_select if cli_select is not None else config.select or (), known, "--select")

@@ -331,13 +331,12 @@ def write_report(path: str, outcome: Outcome) -> None:
 def render(outcome: Outcome, output_format: str, show_statistics: bool, stream: TextIO) -> None:
     """Write ``--output-format``/``--statistics`` output to ``stream`` (standard output)."""
     diagnostics = outcome.diagnostics()
-    rules = [(rule, summary.replace("``", "`")) for rule, summary in _diagnostics.rule_summaries()]
     if show_statistics:
         rows = _diagnostics.statistics(diagnostics, outcome.applied())
         if output_format == "json":
             stream.write(json.dumps(rows, indent=2) + "\n")
         else:
-            stream.write(_diagnostics.statistics_table(rows, dict(rules)))
+            stream.write(_diagnostics.statistics_table(rows, dict(_rule_summaries())))
         return
     if output_format == "concise":
         stream.write(_diagnostics.concise(diagnostics))
@@ -345,8 +344,17 @@ def render(outcome: Outcome, output_format: str, show_statistics: bool, stream: 
         stream.write(_diagnostics.github(diagnostics, outcome.failures()))
     elif output_format == "sarif":
         stream.write(
-            json.dumps(_diagnostics.sarif(diagnostics, rules, outcome.failures(), outcome.interrupted), indent=2) + "\n"
+            json.dumps(
+                _diagnostics.sarif(diagnostics, _rule_summaries(), outcome.failures(), outcome.interrupted), indent=2
+            )
+            + "\n"
         )
     elif output_format == "json":
         stream.write(json.dumps(to_json(outcome), indent=2) + "\n")
     stream.flush()
+
+
+def _rule_summaries() -> list[tuple[str, str]]:
+    """The rules' one-line summaries, as Markdown code spans: only the formats that show them
+    ask, since reading them imports every rule module (and libcst)."""
+    return [(rule, summary.replace("``", "`")) for rule, summary in _diagnostics.rule_summaries()]

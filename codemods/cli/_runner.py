@@ -8,7 +8,8 @@
 4. The files that need work are migrated with those user classes (checked, diffed or written).
 
 Steps 2 and 4 run in a process pool (``--jobs``, capped by the number of batches of files to
-parse) that imports only libcst and ``codemods``. The workers die with the CLI (see
+parse) that imports only libcst and ``codemods``. The pool is started, and libcst imported, only
+when some file needs parsing: a re-run the results cache answers does neither. The workers die with the CLI (see
 ``codemods.cli._worker.init_worker``); on Ctrl-C they are stopped at once, the summary
 says which files were migrated before the stop, and the exit code is 130.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import importlib
 import math
 import multiprocessing
 import os
@@ -50,6 +52,7 @@ from codemods.cli._safety import remove_leftover, temp_files_of
 # Below this many files a scan pass runs in the main process: reading and pre-scanning a file
 # costs well under a millisecond, less than handing it to a worker that may not be started yet.
 _PARALLEL_SCAN = 512
+_PARSER = "codemods._api"  # the rules, and libcst with them
 _WORKER_DIED = "the worker process died while handling this file"
 _POLL = 0.5  # seconds between looks at the tasks' run times (--timeout)
 _CRASH_HINT = (
@@ -118,6 +121,7 @@ class _Pool:
         self._frozen = False
         self._lifeline: tuple[int, int] | None = None
         self._next_task = 1
+        self._with_parser = False  # whether the workers were forked with libcst already imported
 
     def _get(self, batches: int) -> ProcessPoolExecutor:
         workers = max(1, min(self.jobs, batches))
@@ -141,6 +145,7 @@ class _Pool:
                 initargs=(os.getpid(), *self._lifeline, self._slots, counter),
             )
             self._workers = workers
+            self._with_parser = _PARSER in sys.modules
         return self._executor
 
     def _in_flight(self) -> dict[int, tuple[int, int]]:
@@ -169,6 +174,15 @@ class _Pool:
         """
         if not chunks:
             return
+        if isolate and "fork" in multiprocessing.get_all_start_methods():
+            # Work that parses: import libcst and the rules here, once, so that forked workers
+            # share them instead of each importing its own (workers forked before, for a
+            # parallel scan, are replaced: a fork costs less than an import). Only now: a run
+            # the cache answers has no such work and never imports them.
+            importlib.import_module(_PARSER)
+            if self._executor is not None and not self._with_parser:
+                self._executor.shutdown()
+                self._executor = None
         if not isolate and (self.jobs <= 1 or len(chunks) <= 1 or not parallel):
             for chunk in chunks:
                 on_chunk(chunk, fn(chunk, *extra))

@@ -1,6 +1,7 @@
 """What happens to one file, in a pool worker or in the main process.
 
-Workers import this module, ``codemods`` and libcst, never torch nor the user's code.
+Workers import this module, ``codemods`` and libcst, never torch nor the user's code; libcst
+only once a file is parsed, so the main process of a run answered by the cache never loads it.
 ``codemods`` functions are looked up at call time (``codemods.migrate_source``), so a test can
 replace them.
 """
@@ -21,9 +22,7 @@ import time
 import tokenize
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import libcst
+from typing import TYPE_CHECKING, Any
 
 import codemods
 from codemods.cli._safety import (
@@ -38,6 +37,9 @@ from codemods.cli._safety import (
     read_snapshot,
     write_atomic,
 )
+
+if TYPE_CHECKING:
+    import libcst
 
 _SUBCLASS = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(", re.MULTILINE)
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -358,6 +360,8 @@ def migrate(path: str, module: str, display: str, rel: str, settings: Settings) 
 
 
 def _migrate(snap: Snapshot, path: str, module: str, display: str, rel: str, settings: Settings) -> FileResult:
+    import libcst  # here, not at the top: a run that parses nothing (all cached) never loads it
+
     try:
         before = decode(snap.data)
         try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -167,3 +169,81 @@ def test_a_cached_run_reports_what_the_first_did_columns_suppressions_and_held_e
     assert any(c["column"] > 1 for c in first[1]["changes"])
     no_parsing(monkeypatch)
     assert run() == first
+
+
+# Runs the CLI as ``python -m compat.migrate`` does and prints, once it is done, which heavy
+# modules the process imported and whether it forked (a worker pool's workers are forked).
+_WATCHED_RUN = """\
+import os, runpy, sys
+forks = []
+os.register_at_fork(before=lambda: forks.append(1))
+sys.argv = ['compat.migrate', *sys.argv[1:]]
+try:
+    runpy.run_module('compat.migrate', run_name='__main__')
+except SystemExit as e:
+    code = e.code
+heavy = sorted(m for m in ('libcst', 'codemods._api', 'codemods._rule') if m in sys.modules)
+print('EXIT', code, 'HEAVY', heavy, 'FORKED', bool(forks))
+"""
+
+
+def test_a_fully_cached_check_imports_no_libcst_and_starts_no_worker(tree: Path, own_results_cache) -> None:
+    """A second ``--check`` of an unchanged tree reads the files, pre-scans them and takes every
+    parse result (``class_bases`` and the migration) from the cache: nothing is left that needs
+    libcst, so neither the process nor a worker pool pays for importing it (issue 16, item 3)."""
+    (tree / "plain.py").write_text("def f(x):\n    return x + 1\n")
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run(
+            [sys.executable, "-c", _WATCHED_RUN, "--check", "--jobs", "1", str(tree)],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        runs.append(proc)
+    first, second = runs
+    assert "EXIT 1 HEAVY ['codemods._api', 'codemods._rule', 'libcst'] FORKED True" in first.stdout, first.stderr
+    assert "EXIT 1 HEAVY [] FORKED False" in second.stdout, second.stderr
+    assert lines(second.stderr) == lines(first.stderr)  # the same answer, from the cache
+    assert "would change: " in second.stderr and "sub.py" in second.stderr  # the cross-file class, cached too
+
+
+_POOL_PROBE = """\
+import os, sys
+from codemods.cli._runner import _Pool
+
+def probe(chunk):
+    return [('codemods._api' in sys.modules, os.getpid()) for _ in chunk]
+
+pool = _Pool(2)
+seen = {'scan': [], 'parse': []}
+try:
+    pool.run(probe, [[1], [2]], (), lambda chunk, got: seen['scan'].extend(got), parallel=True)
+    pool.run(probe, [[3], [4]], (), lambda chunk, got: seen['parse'].extend(got), isolate=True)
+finally:
+    pool.close()
+print('SCAN', sorted({loaded for loaded, _ in seen['scan']}), 'PARSE', sorted({loaded for loaded, _ in seen['parse']}))
+print('SAME WORKERS', bool({pid for _, pid in seen['scan']} & {pid for _, pid in seen['parse']}))
+"""
+
+
+def test_parse_work_runs_in_workers_forked_with_libcst_loaded() -> None:
+    """Workers of a parallel scan are forked before libcst is imported (the scan needs none);
+    parse work gets workers forked after the main process imported it, so they share it
+    rather than each importing its own."""
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, "-c", _POOL_PROBE],
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "SCAN [False] PARSE [True]" in proc.stdout, proc.stdout
+    assert "SAME WORKERS False" in proc.stdout
