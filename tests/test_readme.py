@@ -57,7 +57,8 @@ def _ci_commands() -> tuple[list[str], list[str]]:
     """The commands of .ci/run's two steps, from its dry run (same code path as a real run)."""
     proc = subprocess.run(
         ["bash", str(ROOT / ".ci" / "run")],
-        env={**os.environ, "CI_DRY_RUN": "1"},
+        # both steps, whatever the caller chose (`CI_STEPS=1 bash .ci/run` runs this very test)
+        env={**{k: v for k, v in os.environ.items() if k != "CI_STEPS"}, "CI_DRY_RUN": "1"},
         capture_output=True,
         text=True,
         timeout=60,
