@@ -69,14 +69,19 @@ def _size(value: str) -> int | None:
     return int(number * _SIZE_UNITS[unit]) or None
 
 
-def _jobs(value: str) -> int:
+def _integer(value: str, minimum: int, what: str, least: str) -> int:
+    """An option's whole number of at least ``minimum``; a usage error (exit 2) otherwise."""
     try:
-        jobs = int(value)
+        number = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"`{value}` is not a number of processes") from None
-    if jobs < 1:
-        raise argparse.ArgumentTypeError(f"`{value}`: give at least 1 process")
-    return jobs
+        raise argparse.ArgumentTypeError(f"`{value}` is not a number{what}") from None
+    if number < minimum:
+        raise argparse.ArgumentTypeError(f"`{value}`: give {least}")
+    return number
+
+
+def _jobs(value: str) -> int:
+    return _integer(value, 1, " of processes", "at least 1 process")
 
 
 DEFAULT_TIMEOUT = 300
@@ -94,13 +99,7 @@ def _seconds(value: str) -> float | None:
 
 
 def _count(value: str) -> int:
-    try:
-        count = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{value}` is not a number") from None
-    if count < 0:
-        raise argparse.ArgumentTypeError(f"`{value}`: give 0 or more")
-    return count
+    return _integer(value, 0, "", "0 or more")
 
 
 def build_parser() -> argparse.ArgumentParser:
