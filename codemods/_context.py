@@ -62,6 +62,10 @@ class Context(Resolver):
         #: ids of the member sites and call arguments that a rule rewrote or marked, so that
         #: CM007 (which runs after every other rule) does not mark them again.
         self.answered: set[int] = set()
+        #: whether the file's text may hold a ``# TODO(compat.migrate)`` comment (set by the
+        #: engine from the source; ``True`` when it cannot tell): a rule that looks for its own
+        #: TODOs of an earlier run skips generating code for that when there is none.
+        self.todo_comments = True
         self._import_plan: ImportPlan | None = None
         self._member_sites: list[MemberSite] | None = None
         self._call_sites: list[CallSite] | None = None

@@ -161,6 +161,8 @@ class FlagOldOnlyNamesCommand(RuleCommand):
     def _comments(self, ctx: Context, statement: cst.CSTNode) -> tuple[bool, list[str]]:
         """``(another rule's TODO is there, the hints of this rule's TODOs there)`` for a
         statement's code (its leading comments included, a compound statement's blocks not)."""
+        if not ctx.todo_comments:  # a first run: no TODO anywhere, nothing to generate code for
+            return False, []
         key = id(statement)
         if key not in self._todo_statements:
             code = ctx.analysis.module.code_for_node(_header(statement))
