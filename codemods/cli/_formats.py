@@ -25,6 +25,7 @@ from codemods.cli._worker import (
     _rule_id,
     _run_rules,
     _syntax_reason,
+    rerun_changes,
     unified_diff,
     write,
 )
@@ -153,11 +154,8 @@ def _migrate_notebook(path: str, module: str, display: str, rel: str, settings: 
     texts = _notebook.split(notebook, result.code)
     if settings.mode == CHECK:
         return FileResult(path, "changed", changes=changes)
-    try:
-        rerun = _run_rules(result.code, module, settings).code != result.code
-    except libcst.ParserSyntaxError:
-        rerun = True
     masked = decode(notebook.code.encode("utf-8"))
+    rerun = rerun_changes(result.code, module, settings)
     problem = check_output(masked, result.code, result.code.encode("utf-8"), rerun)
     if problem is not None:
         return FileResult(path, "failed", problem, changes)

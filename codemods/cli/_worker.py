@@ -303,6 +303,16 @@ def bases(items: Iterable[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[s
     return results
 
 
+def rerun_changes(code: str, module: str, settings: Settings) -> bool:
+    """Whether running the rules again on their own output changes it (or it no longer parses)."""
+    import libcst
+
+    try:
+        return _run_rules(code, module, settings).code != code
+    except libcst.ParserSyntaxError:
+        return True
+
+
 def _run_rules(text: str, module: str, settings: Settings) -> codemods.Result:
     return codemods.migrate_source(
         text,
@@ -374,11 +384,7 @@ def _migrate(snap: Snapshot, path: str, module: str, display: str, rel: str, set
         after = encode(result.code, before)
         if settings.mode == CHECK:
             return FileResult(path, "changed", changes=changes)
-        try:
-            rerun = _run_rules(result.code, module, settings).code != result.code
-        except libcst.ParserSyntaxError:
-            rerun = True
-        reason = check_output(before, result.code, after, rerun)
+        reason = check_output(before, result.code, after, rerun_changes(result.code, module, settings))
         if reason is not None:
             return FileResult(path, "failed", reason, changes)
         if settings.mode == DIFF:
