@@ -29,7 +29,7 @@ from ._facts import (
     uncalled_hook,
 )
 
-__all__ = ["OWNERS", "distinctive_names", "old_owner_of", "uncalled_override"]
+__all__ = ["OWNERS", "distinctive_hooks", "distinctive_names", "old_owner_of", "uncalled_override"]
 
 #: The old classes whose members count (Trainer and its mixins and connectors, LightningModule
 #: and its hooks, Callback, the plugins, the accelerators), by defining module. Loggers,
@@ -86,6 +86,30 @@ def distinctive_names() -> frozenset[str]:
         and name not in COMMON_MEMBER_NAMES
         and not hasattr(builtins, name)
     )
+
+
+#: The old classes users subclass (not the Trainer and its connectors, whose methods nobody overrides).
+_SUBCLASSED = re.compile(r"pytorch_lightning\.(core\.(lightning|hooks)|callbacks\.base|plugins|accelerators)\b")
+
+
+@functools.cache
+def distinctive_hooks() -> frozenset[str]:
+    """Distinctive names (``distinctive_names``) that some old owner class's framework called.
+
+    A method of that name in a class whose bases are not known here (a base imported from
+    another library, NeMo's ``ModelPT`` over ``LightningModule``) is almost surely an override
+    of the old hook, which no class of either target calls any more.
+    """
+    names = distinctive_names()
+    found: set[str] = set()
+    for name in _catalog.OLD:
+        catalog = _catalog.load(name)
+        for path in catalog.classes():
+            info = catalog.cls(path)
+            if info is None or not _SUBCLASSED.match(path) or "._" in path:
+                continue
+            found |= catalog.hooks(path) & names & frozenset(info.methods)
+    return frozenset(found)
 
 
 def old_owner_of(name: str) -> str:

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import sys
+
 import libcst as cst
 
+from compat import _catalog
+
 from ._context import OTHER, Context
-from ._facts import CONFIG_NAMES, HOLD_TRAINER, OLD_CALLBACK, OLD_MODULE, OLD_TRAINER, missing_member
+from ._facts import (
+    _HOOK_MOVES,
+    CONFIG_NAMES,
+    HOLD_TRAINER,
+    OLD_CALLBACK,
+    OLD_MODULE,
+    OLD_TRAINER,
+    STRATEGY_HOOK_MOVES,
+    missing_member,
+)
 from ._ids import TODO_PREFIX, Rule
-from ._net import distinctive_names, old_owner_of, uncalled_override
+from ._net import distinctive_hooks, distinctive_names, old_owner_of, uncalled_override
 from ._rule import RuleCommand
 from ._scopes import Binding, ClassInfo, FunctionInfo, Scope
 
@@ -17,6 +30,9 @@ __all__ = ["FlagOldOnlyNamesCommand"]
 _HOOK_PARAMS = {"trainer": OLD_TRAINER, "pl_module": OLD_MODULE}
 #: Attributes of a LightningModule/DataModule that hold its Trainer.
 _OWN_TRAINER = frozenset({"trainer", "_trainer"})
+#: Top-level packages whose classes the rules know (the old and new APIs, torch, numpy): a base
+#: from one of them is not an unseen Lightning class.
+_KNOWN_LIBRARIES = frozenset({_catalog.OLD_PACKAGE, *_catalog.TARGETS, "compat", "torch", "numpy"})
 
 
 class FlagOldOnlyNamesCommand(RuleCommand):
@@ -258,6 +274,8 @@ class FlagOldOnlyNamesCommand(RuleCommand):
     def _overrides(self, ctx: Context, done: dict[int, list[str]], called: set[str]) -> None:
         for info in ctx.analysis.classes:
             old = ctx.user_old(info, new=True)
+            if old is None and ctx.uses_old_api:
+                self._unknown_base_hooks(ctx, info, done, called)
             new = self._new(ctx, old) if old is not None else None
             if old is None or not new:
                 continue
@@ -270,6 +288,43 @@ class FlagOldOnlyNamesCommand(RuleCommand):
                 hint = self._earlier(ctx, statement, name) or uncalled_override(old, new, name, self.target)
                 if hint is not None:
                     ctx.edits.todo(statement.name, self.RULE, hint)
+
+    def _unknown_base_hooks(self, ctx: Context, info: ClassInfo, done: dict[int, list[str]], called: set[str]) -> None:
+        """TODOs on overrides of distinctive old hooks (``distinctive_hooks``) in a class whose
+        bases this file cannot see (imported from another library: NeMo's ``ModelPT``): no
+        class of the target calls them, so if the base is a Lightning class, the code is dead."""
+        bases = [arg.value for arg in info.node.bases if arg.keyword is None]
+        if not bases or any(not self._unseen_base(ctx, base, info.scope) for base in bases):
+            return
+        hooks = distinctive_hooks()
+        for statement in info.node.body.body:
+            if not isinstance(statement, cst.FunctionDef):
+                continue
+            name = statement.name.value
+            if name not in hooks or name in called or self._covered(ctx, statement, name, done):
+                continue
+            moved = _HOOK_MOVES.get(name) or STRATEGY_HOOK_MOVES.get(name)
+            where = f"move its code to `{moved}`" if moved else "move its code where it still runs"
+            base = ctx.analysis.module.code_for_node(bases[0])
+            hint = self._earlier(ctx, statement, name) or (
+                f"`{name}` is a Lightning 1.x hook (on `{old_owner_of(name)}`) that {self._where()} never "
+                f"calls: if `{base}` is a Lightning class, {where}, or drop it"
+            )
+            ctx.edits.todo(statement.name, self.RULE, hint)
+
+    @staticmethod
+    def _unseen_base(ctx: Context, base: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether ``base`` is a class imported from a library the rules know nothing of (not
+        torch, not the standard library, not a class of this file)."""
+        if ctx.class_origin(base, scope, new=True) is not OTHER:
+            return False  # an old class (the other checks), or nothing known
+        if isinstance(base, cst.Name) and any(b.kind == "class" for b in ctx.bindings(base, scope)):
+            return False  # a class of this file
+        qualname = ctx.qualname(base, scope)
+        if qualname is None:
+            return False
+        top = qualname.partition(".")[0]
+        return top not in _KNOWN_LIBRARIES and top not in sys.stdlib_module_names
 
 
 _PASS = cst.IndentedBlock([cst.SimpleStatementLine([cst.Pass()])])
