@@ -10,10 +10,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).resolve().parent / "scripts" / "spawn_warnings.py"
 
 
+@pytest.mark.slow  # two spawn launches (about 12 s quiet): CI's second step
 def test_spawn_workers_do_not_repeat_warnings():
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_PORT")}
     env["PYTHONPATH"] = str(REPO)

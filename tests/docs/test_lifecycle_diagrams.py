@@ -40,6 +40,7 @@ def test_old_order_puts_the_process_group_after_the_setup_hooks():
     assert new.index("process_group.init") < new.index("module.setup") < new.index("strategy.model_to_device")
 
 
+@pytest.mark.slow  # re-records every strategy's lifecycle (about 25 s quiet): CI's second step
 @pytest.mark.timeout(600)  # two 2-process runs: minutes on a machine busy with other work
 def test_recording_matches_the_current_trainer():
     """Two real 2-process runs (gloo): the committed recording is what the Trainer does today."""

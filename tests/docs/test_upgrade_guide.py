@@ -104,6 +104,7 @@ def test_guide_has_every_step_and_both_targets():
         assert heading in page
 
 
+@pytest.mark.slow  # runs every step of the guide (about 15 s quiet): CI's second step
 @pytest.mark.timeout(900)
 def test_guide_runs_as_written(tmp_path):
     env = _env(_python_on_path(tmp_path))
