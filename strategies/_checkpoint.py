@@ -38,7 +38,7 @@ LIGHTNING_FORMAT = "2.6.0"
 # The key only this library's files have: its `epoch`/`global_step` are read as written.
 _OWN_KEY = "step_in_epoch"
 # Which precision state key each source uses: ours, Lightning 2.x (the plugin's class name), Lightning 1.x.
-_PRECISION_KEYS = ("precision", "MixedPrecision", "native_amp_scaling_state")
+_PRECISION_KEYS = ("precision", "MixedPrecision", "FSDPPrecision", "native_amp_scaling_state")
 _UNSAFE_ENV = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
 _UPGRADE = "python -m strategies.utilities.upgrade_checkpoint"
 
@@ -205,9 +205,11 @@ def resume_point(checkpoint: Mapping[str, Any]) -> tuple[int, int, int]:
 
 
 def upgrade(checkpoint: Mapping[str, Any]) -> dict[str, Any]:
-    """A checkpoint of any format read above, in this library's (a new dict; ``checkpoint`` is unchanged).
+    """A checkpoint of any format read above, with the keys this library reads (a new dict).
 
-    Adds ``step_in_epoch`` and this library's ``epoch`` (from the loop state or 1.x's meaning), the
+    ``resume_point`` of the result is that of ``checkpoint``; a Lightning 1.6+ file keeps its keys
+    (``epoch`` as Lightning meant it: hooks reading the checkpoint see what Lightning would give
+    them). Adds ``step_in_epoch`` to a 1.x file (whose ``epoch`` already means ours), the
     precision state under ``precision`` (from Lightning 2.x's class-named key or 1.x's
     ``native_amp_scaling_state``), callback states under their state key (1.2-1.4 keyed them by class,
     1.5 had ``save_on_train_epoch_end`` in ``ModelCheckpoint``'s key), hyperparameters as plain dicts,
@@ -216,8 +218,8 @@ def upgrade(checkpoint: Mapping[str, Any]) -> dict[str, Any]:
     result = dict(checkpoint)
     source = source_of(result)
     epoch, step_in_epoch, global_step = resume_point(result)
-    result.update(epoch=epoch, global_step=global_step)
-    result[_OWN_KEY] = step_in_epoch
+    if source == "lightning-1.x":
+        result[_OWN_KEY] = 0  # 1.x's `epoch` (the next one) and `global_step` (steps done) are ours
     result["callbacks"] = _callback_states(result.get("callbacks"))
     if "precision" not in result:
         found = next((result[key] for key in _PRECISION_KEYS[1:] if key in result), None)
@@ -413,15 +415,14 @@ def restore_checkpoint(trainer: Trainer, path: Any) -> None:
 
 
 def _restore_training_state(trainer: Trainer, checkpoint: dict[str, Any]) -> None:
+    """Optimizers, schedulers, the grad scaler, and the loop position ``resume_point`` reads."""
     strategy, state = trainer.strategy, trainer.state
     for optimizer, saved in zip(strategy.optimizers, checkpoint.get("optimizer_states", []), strict=False):
         optimizer.load_state_dict(saved)
     for config, saved in zip(strategy.lr_scheduler_configs, checkpoint.get("lr_schedulers", []), strict=False):
         config["scheduler"].load_state_dict(saved)
     strategy.precision.load_state_dict(checkpoint.get("precision", {}))
-    state.epoch = checkpoint.get("epoch", 0)
-    state.step_in_epoch = checkpoint.get(_OWN_KEY, 0)
-    state.global_step = checkpoint.get("global_step", 0)
+    state.epoch, state.step_in_epoch, state.global_step = resume_point(checkpoint)
 
 
 def load_module(

@@ -115,6 +115,7 @@ def test_lightning_26_end_of_epoch_file_resumes_at_the_next_epoch_not_the_same_o
     # state says it was processed; Lightning 2.6 resumes at epoch 1, step 4 (this library read 0: +1 epoch)
     path = tmp_path / "epoch=0-step=4.ckpt"
     torch.save(lightning_26(_counts(1, 1, 1, 0), _counts(4, 4, 4, 4), global_step=4, epoch=0), path)
+    assert upgrade(read_file(path))["epoch"] == 0  # hooks reading the checkpoint see Lightning's keys
     where, trainer = resume(path)
     assert where.start == (1, 4)
     assert where.batches[0] == (1, 0, 4)
@@ -340,20 +341,30 @@ def test_upgrade_trust_converts_pickled_hyperparameters_to_a_new_file(tmp_path):
     assert torch.load(out, weights_only=True)["hyper_parameters"] == {"lr": 0.1}
 
 
-def test_upgrade_command_errors_clearly_and_leaves_the_file(tmp_path):
-    bad = tmp_path / "bad.ckpt"
+def test_upgrade_command_errors_clearly_and_leaves_the_file(tmp_path, capsys):
+    bad, missing = tmp_path / "bad.ckpt", tmp_path / "missing.ckpt"
     bad.write_bytes(b"not a checkpoint")
+    assert upgrade_checkpoint.main([str(bad), str(missing)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad} is not a checkpoint written by this library or by Lightning" in err
+    assert f"{missing}: no such file" in err
+    assert bad.read_bytes() == b"not a checkpoint" and not (tmp_path / "bad.ckpt.bak").exists()
+
+
+@pytest.mark.slow  # a child interpreter importing torch: seconds, more on a busy machine
+def test_upgrade_runs_as_a_module(tmp_path):
+    path = tmp_path / "old.ckpt"
+    torch.save(legacy("1.5.10", 1, 4, {}), path)
     proc = subprocess.run(
-        [sys.executable, "-m", "strategies.utilities.upgrade_checkpoint", str(bad), str(tmp_path / "missing.ckpt")],
+        [sys.executable, "-m", "strategies.utilities.upgrade_checkpoint", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=150,
         check=False,
     )
-    assert proc.returncode == 1
-    assert f"{bad} is not a checkpoint written by this library or by Lightning" in proc.stderr
-    assert f"{tmp_path / 'missing.ckpt'}: no such file" in proc.stderr
-    assert bad.read_bytes() == b"not a checkpoint" and not (tmp_path / "bad.ckpt.bak").exists()
+    assert proc.returncode == 0, proc.stderr
+    assert f"{path}: converted from lightning-1.x format" in proc.stdout
+    assert torch.load(path, weights_only=True)["step_in_epoch"] == 0 and (tmp_path / "old.ckpt.bak").exists()
 
 
 # -- compat's load_from_checkpoint ----------------------------------------------------------------
