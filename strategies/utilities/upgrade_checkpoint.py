@@ -75,12 +75,17 @@ def upgrade_file(path: Path, output: Path | None = None, trust: bool = False) ->
     return f"{path}: converted from {source} format to {target}{kept}"
 
 
-def _files(paths: Sequence[str]) -> list[Path]:
+def _files(paths: Sequence[str]) -> tuple[list[Path], list[Path]]:
+    """The files to convert, and the directories that hold no ``*.ckpt`` file."""
     found: list[Path] = []
+    empty: list[Path] = []
     for name in paths:
         path = Path(name)
-        found.extend(sorted(path.rglob("*.ckpt")) if path.is_dir() else [path])
-    return found
+        inside = sorted(path.rglob("*.ckpt")) if path.is_dir() else [path]
+        found.extend(inside)
+        if not inside:
+            empty.append(path)
+    return found, empty
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -99,10 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="read files that need full unpickling (pickled hyperparameters): this can run code stored in the file",
     )
     args = parser.parse_args(argv)
-    files = _files(args.paths)
+    files, empty = _files(args.paths)
     if args.output is not None and (len(files) != 1 or Path(args.paths[0]).is_dir()):
         parser.error("--output takes one checkpoint file")
-    failed = 0
+    for directory in empty:
+        print(f"error: {directory}: a directory without *.ckpt files", file=sys.stderr)
+    failed = len(empty)
     for path in files:
         try:
             print(upgrade_file(path, Path(args.output) if args.output else None, trust=args.trust))

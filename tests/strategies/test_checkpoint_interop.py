@@ -344,10 +344,12 @@ def test_upgrade_trust_converts_pickled_hyperparameters_to_a_new_file(tmp_path):
 def test_upgrade_command_errors_clearly_and_leaves_the_file(tmp_path, capsys):
     bad, missing = tmp_path / "bad.ckpt", tmp_path / "missing.ckpt"
     bad.write_bytes(b"not a checkpoint")
-    assert upgrade_checkpoint.main([str(bad), str(missing)]) == 1
+    (tmp_path / "empty").mkdir()
+    assert upgrade_checkpoint.main([str(bad), str(missing), str(tmp_path / "empty")]) == 1
     err = capsys.readouterr().err
     assert f"{bad} is not a checkpoint written by this library or by Lightning" in err
     assert f"{missing}: no such file" in err
+    assert f"{tmp_path / 'empty'}: a directory without *.ckpt files" in err
     assert bad.read_bytes() == b"not a checkpoint" and not (tmp_path / "bad.ckpt.bak").exists()
 
 

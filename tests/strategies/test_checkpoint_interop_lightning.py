@@ -170,3 +170,31 @@ def test_load_from_checkpoint_both_ways_with_hyperparameters(written, writer, po
             model = cls.load_from_checkpoint(str(path))
         assert (model.hparams["lr"], model.hparams["width"]) == (0.05, 2), cls
         assert all(torch.equal(model.state_dict()[k], v) for k, v in saved.items()), cls
+
+
+def test_an_upgraded_1x_file_resumes_in_lightning_where_1x_resumed_it(tmp_path):
+    from strategies.utilities import upgrade_checkpoint
+
+    # Lightning 1.5 after epoch 0 of 4 batches: epoch=1 (the next), global_step=4, no loop state
+    torch.manual_seed(3)
+    weights = {f"layer.{k}": v for k, v in nn.Linear(2, 1).state_dict().items()}
+    old = {
+        "epoch": 1,
+        "global_step": 4,
+        "pytorch-lightning_version": "1.5.10",
+        "state_dict": weights,
+        "callbacks": {},
+        "optimizer_states": [torch.optim.SGD(nn.Linear(2, 1).parameters(), lr=0.05).state_dict()],
+        "lr_schedulers": [],
+        "hparams_name": "kwargs",
+        "hyper_parameters": {"lr": 0.05, "width": 2},
+    }
+    path = tmp_path / "old.ckpt"
+    torch.save(old, path)
+    assert upgrade_checkpoint.main([str(path)]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        where, final_step = _resume_with_lightning(path)
+        model = LightningTiny.load_from_checkpoint(str(path))
+    assert where.start == (1, 4) and where.first == (1, 0, 4) and final_step == 3 * BATCHES
+    assert torch.equal(where.weights, weights["layer.weight"]) and model.hparams.lr == 0.05
