@@ -17,6 +17,7 @@ One file layout is written (``dump_checkpoint``) and several are read (``upgrade
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import pickle
 import re
@@ -400,6 +401,11 @@ def restore_checkpoint(trainer: Trainer, path: Any) -> None:
             loaded = strategy.load_checkpoint(path, weights_only=weights_only)
     except pickle.UnpicklingError as err:
         raise CheckpointError(_load_error(path, err, weights_only)) from None
+    except ModuleNotFoundError as err:  # unpickling in full (the env var), a class of an absent package
+        raise CheckpointError(
+            f"{path} refers to `{err.name}`, which is not installed. Convert the file once with "
+            f"`{_UPGRADE} --trust {path}`: it reads 1.x files without `pytorch_lightning` installed."
+        ) from None
     checkpoint = upgrade(loaded)
     trainer._call_module("on_load_checkpoint", checkpoint)
     strategy.load_module_state_dict(checkpoint["state_dict"])
@@ -440,8 +446,6 @@ def load_module(
     ``kwargs`` go to ``__init__`` (only the names it takes, unless it takes ``**kwargs``), then
     ``on_load_checkpoint(checkpoint)``, then ``load_state_dict(state_dict, strict)``.
     """
-    import inspect
-
     location = "cpu" if map_location is None else map_location
     checkpoint = upgrade(read_file(checkpoint_path, map_location=location, weights_only=weights_only))
     hparams: dict[str, Any] = dict(checkpoint.get("hyper_parameters") or {})

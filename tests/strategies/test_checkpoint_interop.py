@@ -187,9 +187,11 @@ def fake_pl(monkeypatch):
 
 
 def save_without_pl(obj, path, monkeypatch) -> None:
+    """Write as 1.x did, then read on a machine without ``pytorch_lightning`` (even where 2.x is installed)."""
     torch.save(obj, path)
     for name in [n for n in sys.modules if n.startswith("pytorch_lightning")]:
         monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pytorch_lightning", None)  # `import pytorch_lightning...` fails
 
 
 def test_lightning_13_file_with_class_keyed_callbacks_loads_weights_only_and_resumes(tmp_path, fake_pl, monkeypatch):
@@ -310,6 +312,15 @@ def test_a_file_that_needs_unpickling_says_how_to_convert_it_and_the_risk(tmp_pa
     assert where.start == (1, 4) and trainer.global_step == 8
 
 
+def test_unpickling_in_full_a_1x_file_without_pytorch_lightning_points_to_the_upgrade(tmp_path, fake_pl, monkeypatch):
+    path = tmp_path / "old.ckpt"
+    save_without_pl(legacy("1.3.8", 1, 4, {fake_pl["ModelCheckpoint"]: checkpoint_state("")}), path, monkeypatch)
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.raises(CheckpointError, match="refers to `pytorch_lightning") as info:
+        resume(path)
+    assert f"upgrade_checkpoint --trust {path}" in str(info.value)
+
+
 # -- the upgrade command --------------------------------------------------------------------------
 
 
@@ -319,6 +330,10 @@ def test_upgrade_in_place_keeps_a_backup_and_the_result_loads_weights_only(tmp_p
     checkpoint = legacy("1.2.10", 1, 4, {fake_pl["EarlyStopping"]: stopping})
     save_without_pl(checkpoint, path, monkeypatch)
     original = path.read_bytes()
+    # --trust unpickles in full: the 1.x classes (pytorch_lightning absent) become the same stand-ins
+    trusted = tmp_path / "trusted.ckpt"
+    assert upgrade_checkpoint.main([str(path), "--trust", "--output", str(trusted)]) == 0
+    assert list(torch.load(trusted, weights_only=True)["callbacks"]) == ["EarlyStopping"]
     assert upgrade_checkpoint.main([str(path)]) == 0
     assert (tmp_path / "old.ckpt.bak").read_bytes() == original
     converted = torch.load(path, weights_only=True)  # plain data now, no stand-ins
