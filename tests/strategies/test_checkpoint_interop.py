@@ -412,3 +412,27 @@ def test_compat_load_from_checkpoint_reads_a_1x_file_with_hparams_argument(tmp_p
     model = KwargsStyle.load_from_checkpoint(new, lr=0.5)  # kwargs win over the saved values
     assert (model.hparams.lr, model.hparams.width) == (0.5, 2)
     assert torch.equal(model.layer.bias, state_dict()["layer.bias"])
+
+
+@pytest.mark.slow  # two spawned ranks importing torch: tens of seconds on a busy machine
+def test_a_two_process_ddp_run_writes_the_lightning_keys_of_rank_zero(tmp_path):
+    import datetime
+
+    saver = ModelCheckpoint(dirpath=tmp_path, save_top_k=-1, filename="{epoch}-{step}")
+    trainer = Trainer(
+        strategy="ddp_spawn",
+        accelerator="cpu",
+        devices=2,
+        max_epochs=2,
+        enable_progress_bar=False,
+        logger=False,
+        callbacks=[saver],
+    )
+    trainer.strategy.timeout = datetime.timedelta(seconds=120)
+    trainer.fit(Tiny(), loader())
+    # 16 samples, 2 ranks, batches of 4: 2 batches per rank and epoch
+    saved = torch.load(tmp_path / "epoch=0-step=2.ckpt", weights_only=True)
+    assert saved["pytorch-lightning_version"] == LIGHTNING_FORMAT
+    assert resume_point({k: v for k, v in saved.items() if k != "step_in_epoch"}) == (1, 0, 2) == resume_point(saved)
+    where, trainer = resume(tmp_path / "epoch=0-step=2.ckpt", max_epochs=2)  # one process: 4 batches an epoch
+    assert where.start == (1, 2) and trainer.global_step == 2 + BATCHES
