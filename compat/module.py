@@ -89,6 +89,32 @@ class LightningModule(_TrainModule, metaclass=ShimMeta):
 
     configure_sharded_model = forwarder(_MODULE, "configure_sharded_model", "configure_model")
 
+    @classmethod
+    def load_from_checkpoint(
+        cls,
+        checkpoint_path: Any,
+        map_location: Any = None,
+        hparams_file: Any = None,
+        strict: bool = True,
+        weights_only: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """1.x's ``load_from_checkpoint``: the module built from a checkpoint's hyperparameters, with its weights.
+
+        Reads Lightning 1.2-1.5 files (``hparams_name`` ``"hparams"`` passes them as one ``hparams``
+        argument, as 1.x did), Lightning 2.x's and this library's; ``kwargs`` override the saved
+        hyperparameters. ``torch.load(weights_only=True)`` unless ``weights_only=False`` (only for a
+        file you trust: it can execute code stored in the file); a file that needs it says so.
+        """
+        if hparams_file is not None:
+            raise TypeError(
+                "`load_from_checkpoint(hparams_file=...)` is not supported: pass the hyperparameters as keyword "
+                "arguments (`load_from_checkpoint(path, lr=0.1, ...)`), which override the saved ones."
+            )
+        from strategies._checkpoint import load_module
+
+        return load_module(cls, checkpoint_path, map_location, strict, weights_only, **kwargs)
+
 
 @deprecated("LightningDataModule is deprecated: use strategies.DataModule", category=None)
 class LightningDataModule(_DataModule, metaclass=ShimMeta):

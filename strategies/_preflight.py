@@ -42,11 +42,12 @@ def check_max_epochs(max_epochs: Any) -> None:
 
 
 def check_checkpoint(ckpt_path: str | os.PathLike[str] | None, module: nn.Module) -> None:
-    """Before the launch: ``ckpt_path`` exists and is a checkpoint this library wrote for ``module``.
+    """Before the launch: ``ckpt_path`` exists and is a checkpoint (this library's, Lightning 2.x's or
+    1.2-1.5's) for ``module``.
 
-    A file must load with ``torch.load(weights_only=True)`` and hold a ``state_dict`` whose
-    tensors fit the parameters ``module`` already has (layers created later, in ``setup`` or
-    ``configure_model``, are checked when the checkpoint is restored). A directory must be a
+    A file must load with ``torch.load(weights_only=True)`` (unless ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1``)
+    and hold a ``state_dict`` whose tensors fit the parameters ``module`` already has (layers created
+    later, in ``setup`` or ``configure_model``, are checked when the checkpoint is restored). A directory must be a
     sharded FSDP or a DeepSpeed checkpoint directory.
     """
     if ckpt_path is None:
@@ -69,15 +70,10 @@ def check_checkpoint(ckpt_path: str | os.PathLike[str] | None, module: nn.Module
 
 
 def _read_state_dict(path: Path) -> dict[str, Any]:
-    try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-    except Exception as err:
-        # Never pass torch's message on: it suggests `weights_only=False`, which runs the file's code.
-        raise CheckpointError(
-            f"{path} is not a checkpoint written by this library: it cannot be read as one "
-            f"(`torch.load(weights_only=True)` raised {type(err).__name__}: the file is damaged, or holds "
-            "objects other than tensors and plain data). Pass a file written by `trainer.save_checkpoint(path)`."
-        ) from None
+    from strategies._checkpoint import read_file
+
+    # weights_only=True (1.x's class-keyed callback states included); never torch's advice to unpickle
+    checkpoint = read_file(path, mmap=True)
     if not isinstance(checkpoint, dict) or not isinstance(checkpoint.get("state_dict"), dict):
         found = sorted(map(str, checkpoint))[:_SHOWN] if isinstance(checkpoint, dict) else type(checkpoint).__name__
         raise CheckpointError(
