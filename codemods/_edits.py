@@ -32,6 +32,9 @@ _STANDALONE = (
 )  # fmt: skip
 # Bracketed sequences whose items can carry a TODO line above them (see ``Edits.todo``).
 _CONTAINERS = (cst.Call, cst.Tuple, cst.List, cst.Set)
+#: Operations whose right operand can start a line inside parentheses (``(a\n or b)``): a TODO
+#: about a site in that operand goes on the line above it, as for a container's items.
+_OPERATIONS = (cst.BooleanOperation, cst.BinaryOperation)
 
 _Entry = TypeVar("_Entry")
 Fn = Callable[[cst.CSTNode], "cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]"]
@@ -170,7 +173,10 @@ class Edits:
         path: list[cst.CSTNode] = []
         while node is not None and node is not statement:
             parent = self.analysis.parent(node)
-            if isinstance(parent, _CONTAINERS):
+            if isinstance(parent, _OPERATIONS) and parent.right is node:
+                if isinstance(before_item(parent, 1), cst.ParenthesizedWhitespace):
+                    return parent, 1, node, None
+            elif isinstance(parent, _CONTAINERS):
                 items = parent.args if isinstance(parent, cst.Call) else parent.elements
                 index = next((i for i, item in enumerate(items) if item is node), None)
                 if index is not None and isinstance(before_item(parent, index), cst.ParenthesizedWhitespace):
@@ -468,7 +474,16 @@ def _todo_fn(texts: list[tuple[str, bool]]) -> Fn:
 
 
 def before_item(container: cst.CSTNode, index: int) -> cst.BaseParenthesizableWhitespace | None:
-    """The whitespace in front of item ``index`` of a call, tuple, list or set."""
+    """The whitespace in front of item ``index`` of a call, tuple, list or set, or of the right
+    operand (``index`` 1) of a boolean or binary operation: the operator's whitespace before it
+    when the operator starts the line (``\n or b``), else the whitespace after it."""
+    if isinstance(container, _OPERATIONS):
+        op = container.operator
+        return (
+            op.whitespace_before
+            if isinstance(op.whitespace_before, cst.ParenthesizedWhitespace)
+            else op.whitespace_after
+        )
     items = container.args if isinstance(container, cst.Call) else container.elements  # type: ignore[attr-defined]
     if index > 0:
         comma = items[index - 1].comma
@@ -482,6 +497,12 @@ def before_item(container: cst.CSTNode, index: int) -> cst.BaseParenthesizableWh
 
 
 def with_before_item(container: cst.CSTNode, index: int, ws: cst.BaseParenthesizableWhitespace) -> cst.CSTNode:
+    if isinstance(container, _OPERATIONS):
+        op = container.operator
+        field = (
+            "whitespace_before" if isinstance(op.whitespace_before, cst.ParenthesizedWhitespace) else "whitespace_after"
+        )
+        return container.with_changes(operator=op.with_changes(**{field: ws}))
     if index > 0:
         field = "args" if isinstance(container, cst.Call) else "elements"
         items = list(getattr(container, field))
