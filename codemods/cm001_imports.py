@@ -192,6 +192,15 @@ class RewriteImportsCommand(RuleCommand):
                     "strategies Trainer does not drive: import what strategies provides instead"
                 )
                 ctx.edits.todo(binding.stmt, self.RULE, hint)
+            for node in chains:  # and each use, where a person reads it
+                text = dotted(node)
+                if text:
+                    ctx.edits.todo(
+                        node,
+                        self.RULE,
+                        f"`{text}` still comes from pytorch_lightning, whose objects a strategies Trainer "
+                        "does not drive: use what strategies provides (docs/migration.md) or drop it",
+                    )
 
     def _check_chain(self, ctx: Context, qualname: str, node: cst.BaseExpression) -> None:
         """A TODO on ``pl.a.b.name`` when Lightning 2.6 has no such object (1.x's modules, then its name)."""
