@@ -61,7 +61,7 @@ def _ci_commands() -> tuple[list[str], list[str]]:
         env={**{k: v for k, v in os.environ.items() if k != "CI_STEPS"}, "CI_DRY_RUN": "1"},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     steps: list[list[str]] = []
@@ -104,11 +104,11 @@ def test_readme_commands_script(tmp_path):
         "```python\nnot = 'a command'\n```\n\n```bash\npython -m pytest -q\n```\n\n## Next\n\n```bash\nnot me\n```\n"
     )
     script = [sys.executable, str(ROOT / ".ci" / "readme_commands.py"), str(readme)]
-    proc = subprocess.run(script, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(script, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["pip install a   b", "python -m pytest -q"]
     readme.write_text("# x\n\n## Install\n\n```bash\npip install x\n```\n")
-    proc = subprocess.run(script, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(script, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "no `## Set up` section" in proc.stderr
 
 

@@ -202,7 +202,7 @@ def test_a_fully_cached_check_imports_no_libcst_and_starts_no_worker(tree: Path,
             env=env,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=300,
         )
         runs.append(proc)
     first, second = runs
@@ -242,7 +242,7 @@ def test_parse_work_runs_in_workers_forked_with_libcst_loaded() -> None:
         env={**os.environ, "PYTHONPATH": str(repo)},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     assert "SCAN [False] PARSE [True]" in proc.stdout, proc.stdout

@@ -31,7 +31,7 @@ def test_installed_entry_point_resolves_and_runs(tmp_path: Path) -> None:
     [entry] = importlib.metadata.entry_points(group="console_scripts", name="compat-migrate")
     assert entry.load() is migrate.main
     (tmp_path / "p.py").write_text("from pytorch_lightning.plugins import DDPPlugin\n")
-    proc = subprocess.run([exe, "--check", "-q", str(tmp_path)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([exe, "--check", "-q", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stderr  # the same exit codes as `python -m compat.migrate`
     assert "would change: 1" in proc.stderr
 
@@ -48,7 +48,7 @@ def test_cli_runs_without_torch(tmp_path: Path) -> None:
     code = _NO_TORCH + "from compat.migrate import main; sys.exit(main(['--jobs', '2', '-q', sys.argv[1]]))"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300, env=env
     )
     assert proc.returncode == 0, proc.stderr
     assert "changed:      2" in proc.stderr
@@ -58,7 +58,7 @@ def test_cli_runs_without_torch(tmp_path: Path) -> None:
 def test_import_strategies_without_torch_names_the_extra() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(
-        [sys.executable, "-c", _NO_TORCH + "import strategies"], capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-c", _NO_TORCH + "import strategies"], capture_output=True, text=True, timeout=300, env=env
     )
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()[-1]

@@ -155,7 +155,7 @@ def test_a_fifo_is_skipped_not_read(tmp_path: Path) -> None:
     os.mkfifo(tree / "x.py")
     proc = popen("-j", "1", str(tree), str(tree / "x.py"))
     try:
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=300)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
@@ -265,12 +265,12 @@ def test_leftover_temp_files_are_removed_once_their_writer_is_gone(tmp_path: Pat
         live = tree / f".m000.py.{sleeper.pid}.a8b7c6d5{TEMP}"  # another run writing right now
         live.write_text(MIGRATED)
         check = popen("--check", str(tree))
-        _, err = check.communicate(timeout=60)
+        _, err = check.communicate(timeout=300)
         assert check.returncode == 1, err
         assert dead.exists() and live.exists()
         assert "temporary files left by an interrupted run (a run in place removes them):" in err
         run = popen(str(tree), "-j", "1")
-        _, err = run.communicate(timeout=60)
+        _, err = run.communicate(timeout=300)
         assert run.returncode == 0, err
         assert not dead.exists() and live.exists()
         assert f"removed temporary files left by an interrupted run:\n  {tree / dead.name}\n" in err
@@ -327,7 +327,7 @@ def test_ctrl_c_stops_the_workers_and_reports_the_truth(
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal does: the whole foreground group
     else:
         os.kill(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=300)
     assert proc.returncode == 130, err
     assert alive(workers, wait=30) == []
     done = migrated(written)

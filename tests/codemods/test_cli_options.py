@@ -32,7 +32,7 @@ def write(path: Path, text: str) -> Path:
 
 def run_python(code: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_help_does_not_import_torch() -> None:

@@ -28,7 +28,7 @@ def _train(script: Path, out: Path, *python_flags: str, **env: str) -> subproces
         env=_env(**env),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         cwd=script.parent,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -47,7 +47,7 @@ def test_migrated_legacy_example_runs_on_the_new_api_with_the_same_weights(tmp_p
         env=_env(),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         cwd=REPO,
     )
     assert migrate.returncode == 0, migrate.stderr

@@ -120,7 +120,7 @@ def test_cli_flag_wins_over_the_dependency_files(tmp_path):
             text=True,
             env=env,
             cwd=REPO,
-            timeout=120,
+            timeout=300,
         )
         assert proc.returncode == 0, proc.stderr
         modules = _lightning_imports((tmp_path / "copy.py").read_text())
@@ -199,7 +199,7 @@ def test_a_trailing_comment_on_a_split_import_is_kept_on_both(tmp_path):
         check=False,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         cwd=REPO,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
@@ -280,7 +280,7 @@ def test_migrated_legacy_example_trains_on_lightning(tmp_path):
         check=False,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         cwd=REPO,
     )
     assert migrate.returncode == 0, migrate.stdout + migrate.stderr

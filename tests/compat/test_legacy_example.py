@@ -44,7 +44,7 @@ def _run(script: Path, out: Path, *extra: str, env: dict | None = None) -> subpr
         text=True,
         env=full_env,
         cwd=REPO,
-        timeout=120,
+        timeout=300,
     )
 
 

@@ -34,7 +34,7 @@ def _run(code: str, *args: str, env: dict | None = None, cwd: Path | None = None
         text=True,
         env=full_env,
         cwd=cwd or REPO,
-        timeout=150,  # a fresh interpreter imports torch: seconds, many on a busy machine
+        timeout=300,  # a fresh interpreter imports torch: seconds, many on a busy machine
     )
 
 

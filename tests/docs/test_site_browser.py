@@ -114,7 +114,7 @@ def _browser(*args: str) -> subprocess.CompletedProcess[str]:
             [_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
             capture_output=True,
             text=True,
-            timeout=180,
+            timeout=300,
         )
 
 

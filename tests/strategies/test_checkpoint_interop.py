@@ -376,7 +376,7 @@ def test_upgrade_runs_as_a_module(tmp_path):
         [sys.executable, "-m", "strategies.utilities.upgrade_checkpoint", str(tmp_path)],
         capture_output=True,
         text=True,
-        timeout=150,
+        timeout=300,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr

@@ -212,7 +212,7 @@ def ranks(tmp_path_factory):
     if not HAS_DEEPSPEED:
         pytest.skip('deepspeed is not installed (optional extra: pip install "strategy-compat[deepspeed]")')
     out = tmp_path_factory.mktemp("deepspeed")
-    proc = run_script([sys.executable, str(SCRIPTS / "deepspeed_run.py"), str(out), "2", "3"], timeout=180)
+    proc = run_script([sys.executable, str(SCRIPTS / "deepspeed_run.py"), str(out), "2", "3"], timeout=300)
     assert proc.returncode == 0, f"deepspeed_run.py failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
     return [torch.load(out / f"rank{r}.pt", weights_only=True) for r in (0, 1)]
 

@@ -84,7 +84,7 @@ def _leftovers(directory):
 
 
 def test_disk_full_during_save_removes_the_partial_file_and_names_the_cause(tmp_path):
-    result = run_script([sys.executable, str(FAULT_RUN), "disk-full", str(tmp_path)], timeout=180)
+    result = run_script([sys.executable, str(FAULT_RUN), "disk-full", str(tmp_path)], timeout=300)
     assert result.returncode == 0, result.stderr
     raised = json.loads(result.stdout.strip().splitlines()[-1])
     assert raised["type"] == "OSError" and raised["errno"] == errno.EFBIG, raised
@@ -105,7 +105,7 @@ def test_a_save_killed_mid_write_leaves_a_temporary_that_the_next_save_removes(t
         stderr=subprocess.PIPE,
     )
     try:
-        _wait_for(tmp_path / "blocked", proc, timeout=180)
+        _wait_for(tmp_path / "blocked", proc, timeout=300)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     finally:
@@ -164,7 +164,7 @@ def test_a_kill_during_the_sharded_checkpoint_swap_leaves_a_checkpoint_that_load
 
 def test_a_leftover_local_rank_fails_at_once_naming_the_variables(tmp_path):
     result = run_script(
-        [sys.executable, str(FAULT_RUN), "ddp-fit", str(tmp_path)], env={"LOCAL_RANK": "1"}, timeout=180
+        [sys.executable, str(FAULT_RUN), "ddp-fit", str(tmp_path)], env={"LOCAL_RANK": "1"}, timeout=300
     )
     assert result.returncode == 1, result.stderr
     assert "LOCAL_RANK=1" in result.stderr

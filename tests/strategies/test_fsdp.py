@@ -24,7 +24,7 @@ TOL = dict(rtol=1e-5, atol=1e-6)
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
     out = tmp_path_factory.mktemp("fsdp")
-    proc = run_script([sys.executable, str(SCRIPTS / "fsdp_run.py"), str(out)], timeout=150)
+    proc = run_script([sys.executable, str(SCRIPTS / "fsdp_run.py"), str(out)], timeout=300)
     assert proc.returncode == 0, f"fsdp_run.py failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
     return [torch.load(out / f"rank{r}.pt", weights_only=True) for r in (0, 1)]
 
