@@ -37,8 +37,10 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,7 +51,7 @@ from compat import _catalog  # noqa: E402
 from compat.renames import RENAMES, Kind  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tools"))
-from build_catalog import fetch_wheel  # noqa: E402
+from build_catalog import cache_dir, fetch_wheel  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("corpus", REPO / "benchmarks" / "corpus.py")
 corpus = importlib.util.module_from_spec(_spec)
@@ -113,27 +115,92 @@ def uses_lightning(text: str) -> bool:
     return "pytorch_lightning" in text
 
 
+def fetch_sdist(requirement: str) -> Path:
+    """The cached source archive (``.tar.gz`` or ``.zip``) of ``requirement``, for a release that
+    has no wheel: ``pip download --no-deps --no-binary=:all:`` into the wheel cache if absent.
+
+    Raises:
+        RuntimeError: pip could not fetch it; the message has pip's last lines.
+    """
+    directory = cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    name, _, version = requirement.partition("==")
+
+    def cached() -> Path | None:
+        stems = {name, name.replace("-", "_"), name.replace("_", "-"), name.lower(), name.lower().replace("-", "_")}
+        found = [
+            p for stem in stems for suffix in (".tar.gz", ".zip") for p in directory.glob(f"{stem}-{version}{suffix}")
+        ]
+        return sorted(found)[-1] if found else None
+
+    if (sdist := cached()) is not None:
+        return sdist
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary=:all:",
+            "-q",
+            "-d",
+            str(directory),
+            requirement,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0 or (sdist := cached()) is None:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
+        raise RuntimeError(f"could not download `{requirement}` (no wheel, no sdist?): {tail}")
+    return sdist
+
+
+def python_files(archive: Path) -> Iterator[tuple[str, str]]:
+    """``(path, text)`` of each ``.py`` file of a wheel, ``.tar.gz`` or ``.zip``, sorted by path;
+    an sdist's leading ``name-version/`` folder is dropped, and metadata folders skipped."""
+    if archive.name.endswith(".tar.gz"):
+        with tarfile.open(archive) as tar:
+            members = {m.name: m for m in tar.getmembers() if m.isfile() and m.name.endswith(".py")}
+            for name in sorted(members):
+                handle = tar.extractfile(members[name])
+                assert handle is not None  # a regular file
+                yield name.partition("/")[2] or name, handle.read().decode("utf-8", errors="replace")
+        return
+    with zipfile.ZipFile(archive) as zipped:
+        sdist = archive.suffix == ".zip"
+        for name in sorted(zipped.namelist()):
+            if not name.endswith(".py") or ".dist-info/" in name or ".egg-info/" in name:
+                continue
+            yield (
+                (name.partition("/")[2] or name) if sdist else name,
+                zipped.read(name).decode("utf-8", errors="replace"),
+            )
+
+
 def extract(requirements: tuple[str, ...], dest: Path) -> tuple[list[Path], list[str]]:
     """Unpack every Python file that imports ``pytorch_lightning`` of each release under
-    ``dest/<requirement>/``; returns the files and one line per release not fetched."""
+    ``dest/<requirement>/``, from its wheel or, when it has none, its sdist (``fetch_sdist``);
+    returns the files and one line per release not fetched."""
     written: list[Path] = []
     missing: list[str] = []
     for requirement in requirements:
         try:
-            wheel = fetch_wheel(requirement)
+            archive = fetch_wheel(requirement)
         except RuntimeError as err:
-            missing.append(str(err))
-            continue
-        with zipfile.ZipFile(wheel) as archive:
-            for name in sorted(archive.namelist()):
-                if not name.endswith(".py") or ".dist-info/" in name:
-                    continue
-                text = archive.read(name).decode("utf-8", errors="replace")
-                if uses_lightning(text):
-                    target = dest / requirement.replace("==", "-") / name
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(text, encoding="utf-8")
-                    written.append(target)
+            try:
+                archive = fetch_sdist(requirement)
+            except RuntimeError as again:
+                missing.append(f"{err}; {again}")
+                continue
+        for name, text in python_files(archive):
+            if uses_lightning(text):
+                target = dest / requirement.replace("==", "-") / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+                written.append(target)
     return written, missing
 
 
