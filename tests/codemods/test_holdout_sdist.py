@@ -18,8 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("holdout", REPO / "benchmarks" / "holdout.py")
+assert _spec is not None and _spec.loader is not None
 holdout = importlib.util.module_from_spec(_spec)
-assert _spec.loader is not None
 _spec.loader.exec_module(holdout)
 
 FILES = {
@@ -86,7 +86,9 @@ def test_a_release_with_neither_is_reported_not_raised(cache: Path, tmp_path: Pa
     monkeypatch.setattr(holdout.subprocess, "run", pip)
     files, missing = holdout.extract(("toy-absent==1.0",), tmp_path / "out")
     assert files == []
-    assert "--no-binary=:all:" in calls[0] and str(cache) in calls[0]  # into the wheel cache
+    assert (
+        "--no-binary=toy-absent" in calls[0] and "--ignore-requires-python" in calls[0] and str(cache) in calls[0]
+    )  # into the wheel cache
     assert len(missing) == 1 and "no wheel for `toy-absent==1.0`" in missing[0]
     assert "No matching distribution found for toy-absent==1.0" in missing[0]
 
@@ -99,6 +101,19 @@ def test_the_wheel_path_is_unchanged(cache: Path, tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(holdout, "fetch_wheel", lambda requirement: wheel)
     files, missing = holdout.extract(("toy==1.0",), tmp_path / "out")
     assert (files, missing) == ([tmp_path / "out" / "toy-1.0" / "toy" / "model.py"], [])
+
+
+def test_cached_archives_are_found_in_any_case(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # pip keeps the project's own spelling (Gammalearn-0.7a2-py3-none-any.whl, Toy_Pkg-1.0.tar.gz)
+    monkeypatch.setattr(holdout.subprocess, "run", lambda *a, **k: pytest.fail("the cache was not used"))
+    wheel = cache / "Toy-1.0-py3-none-any.whl"
+    zipfile.ZipFile(wheel, "w").close()
+    sys.path.insert(0, str(REPO / "tools"))
+    from build_catalog import fetch_wheel
+
+    assert fetch_wheel("toy==1.0") == wheel
+    _tar(cache / "Toy_Pkg-2.0.tar.gz", "Toy_Pkg-2.0")
+    assert holdout.fetch_sdist("toy-pkg==2.0") == cache / "Toy_Pkg-2.0.tar.gz"
 
 
 if __name__ == "__main__":
