@@ -24,12 +24,20 @@ from ._facts import (
     _HOOK_MOVES,
     COMMON_MEMBER_NAMES,
     HOOKS_THAT_RUN,
+    OLD_TRAINER,
     STRATEGY_HOOK_MOVES,
     TORCH_MODULE_METHODS,
     uncalled_hook,
 )
 
-__all__ = ["OWNERS", "distinctive_hooks", "distinctive_names", "old_owner_of", "uncalled_override"]
+__all__ = [
+    "OWNERS",
+    "distinctive_hooks",
+    "distinctive_names",
+    "old_owner_of",
+    "old_trainer_keywords",
+    "uncalled_override",
+]
 
 #: The old classes whose members count (Trainer and its mixins and connectors, LightningModule
 #: and its hooks, Callback, the plugins, the accelerators), by defining module. Loggers,
@@ -109,6 +117,19 @@ def distinctive_hooks() -> frozenset[str]:
             if info is None or not _SUBCLASSED.match(path) or "._" in path:
                 continue
             found |= catalog.hooks(path) & names & frozenset(info.methods)
+    return frozenset(found)
+
+
+@functools.cache
+def old_trainer_keywords() -> frozenset[str]:
+    """Every keyword some 1.2-1.5 ``Trainer.__init__`` took (``gpus``, ``max_epochs``, ...)."""
+    found: set[str] = set()
+    for name in _catalog.OLD:
+        catalog = _catalog.load(name)
+        path = catalog.resolve(OLD_TRAINER)
+        signature = catalog.signature(path) if path is not None else None
+        if signature is not None:
+            found |= set(signature.keywords())
     return frozenset(found)
 
 

@@ -10,6 +10,7 @@ from ._context import Context
 from ._facts import new_signature, trainer
 from ._ids import Rule
 from ._members import MemberSite, choose, distinctive, unknown_hint
+from ._net import old_trainer_keywords
 from ._rule import RuleCommand, Site
 from ._scopes import Scope, dotted
 
@@ -160,9 +161,12 @@ class MarkManualMigrationsCommand(RuleCommand):
         progress_bar_refresh_rate=1)``, a helper that hands ``**kwargs`` on to the Trainer).
 
         Flagged when the keyword is distinctive (``resume_from_checkpoint``, not ``gpus``, which
-        a model may take too) or the callee's name says it makes a trainer.
+        a model may take too), when the callee's name says it makes a trainer, or when the call
+        passes another keyword of the old Trainer too (``model.predict(gpus=n, accelerator=a)``:
+        a wrapper that builds a Trainer from them).
         """
         taken = new_signature(trainer(self.target))
+        old_keywords = old_trainer_keywords()
         for call, scope in ctx.analysis.calls:
             if id(call) in known:
                 continue
@@ -182,12 +186,13 @@ class MarkManualMigrationsCommand(RuleCommand):
             if root in _LIBRARIES or root in ctx.table.roots:  # the new Trainer, or a library class
                 continue
             callee = (dotted(call.func) or "").lower()
+            keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
             for arg in call.args:
                 name = arg.keyword.value if arg.keyword is not None else ""
                 entries = [e for e in ctx.table.arguments.get(name, ()) if e.old.endswith(".Trainer")]
                 if not entries or (taken is not None and name in taken.params):
                     continue
-                if distinctive(name) or "trainer" in callee:
+                if distinctive(name) or "trainer" in callee or (keywords & old_keywords) - {name}:
                     entry = entries[0]
                     where = (
                         f"pass it as the new Trainer takes it (docs/migration.md, `{name}=`)"
