@@ -9,13 +9,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import site
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from _no_lightning import python_without_lightning
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 300  # generous: two ranks each import torch on busy cores
@@ -98,14 +98,9 @@ if __name__ == "__main__":
 
 
 @pytest.fixture(scope="module")
-def no_lightning(tmp_path_factory) -> list[str]:
+def no_lightning(tmp_path_factory) -> tuple[list[str], list[str]]:
     """An interpreter command that cannot import `pytorch_lightning` but has everything else."""
-    farm = tmp_path_factory.mktemp("site-without-pytorch-lightning")
-    for entry in Path(site.getsitepackages()[0]).iterdir():
-        if entry.name == "pytorch_lightning" or entry.name.startswith("pytorch_lightning-"):
-            continue
-        (farm / entry.name).symlink_to(entry)
-    return [sys.executable, "-S"], [str(REPO), str(farm)]  # type: ignore[return-value]
+    return python_without_lightning(tmp_path_factory.mktemp("site-without-pytorch-lightning"))
 
 
 def _run(python, args, cwd, *, pythonpath=(), env=None):
