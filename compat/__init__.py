@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from compat._legacy import MissingNameError
+from compat._legacy import MissingNameError, install_finder
 from compat._warnings import CompatDeprecationWarning, reset_warned
 
 __all__ = [
@@ -52,6 +52,8 @@ _SUBMODULES = (
     "migrate",
     "run",
 )
+
+install_finder()  # `compat.core.lightning` & co.: the 1.x module paths compat has no file for
 
 if TYPE_CHECKING:
     from compat import accelerators, callbacks, loggers, plugins, utilities

@@ -14,14 +14,17 @@ Which names a 1.x module had comes from the catalog of the 1.2-1.5 releases
 4. otherwise ``MissingNameError`` at once, saying what to use instead: a 1.x name with no
    counterpart here fails where it is imported, not later at ``fit``.
 
-A submodule of a 1.x module is the compat module of that path when there is one, else a module
-made here whose names resolve the same way (``legacy_module``).
+A 1.x module is the compat module of that path when compat has a file for it, else a module
+``LegacyModuleFinder`` (appended to ``sys.meta_path`` by ``import compat``) makes, whose names
+resolve the same way: ``from compat.core.lightning import LightningModule`` works.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 import types
@@ -30,7 +33,16 @@ from typing import Any
 
 from compat._warnings import deprecation_message, warn_deprecated
 
-__all__ = ["MissingNameError", "OLD_PACKAGE", "legacy_module", "module_getattr", "old_names", "resolve"]
+__all__ = [
+    "LegacyModuleFinder",
+    "MissingNameError",
+    "OLD_PACKAGE",
+    "install_finder",
+    "legacy_module",
+    "module_getattr",
+    "old_names",
+    "resolve",
+]
 
 OLD_PACKAGE = "pytorch_lightning"
 #: Set by ``python -m compat.run``: messages name the ``pytorch_lightning.`` path the script imports.
@@ -201,26 +213,43 @@ def module_dir(module_name: str, own: Mapping[str, Callable[[], Any]] | None = N
     return __dir__
 
 
-_made: dict[str, types.ModuleType] = {}
-
-
 def legacy_module(old_module: str) -> types.ModuleType:
-    """The compat module for the 1.x module ``old_module``: compat's own when it has one, else
-    one made here (named by its compat path) whose names resolve as ``resolve`` says."""
-    compat_name = compat_module_path(old_module)
-    if _exists(compat_name):
-        return importlib.import_module(compat_name)
-    if not is_old_module(old_module):
-        raise ModuleNotFoundError(f"No module named {old_module!r} (it was not a module in pytorch_lightning 1.2-1.5)")
-    if compat_name not in _made:
-        module = types.ModuleType(compat_name, f"``{old_module}`` (pytorch_lightning 1.x) on compat.")
-        is_package = any(n != old_module and n.startswith(old_module + ".") for n in _all_old_modules())
-        if is_package:
-            module.__path__ = []
-        module.__getattr__ = module_getattr(compat_name)  # type: ignore[method-assign]
-        module.__dir__ = lambda: sorted(old_names(old_module))  # type: ignore[method-assign]
-        _made[compat_name] = module
-    return _made[compat_name]
+    """The compat module for the 1.x module ``old_module``: compat's own file when it has one,
+    else the module ``LegacyModuleFinder`` makes for it (``ModuleNotFoundError`` when 1.x had no
+    such module)."""
+    return importlib.import_module(compat_module_path(old_module))
+
+
+class LegacyModuleFinder(importlib.abc.MetaPathFinder):
+    """``compat.<1.x module path>`` that compat has no file for (``compat.core.lightning``): a
+    module whose names resolve as ``resolve`` says. Last on ``sys.meta_path`` (``import compat``
+    appends it), so it answers only for names no other finder has."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith("compat.") or any(p.startswith("_") for p in fullname.split(".")):
+            return None
+        old_module = old_path(fullname)
+        if not is_old_module(old_module):
+            return None
+        is_package = any(n.startswith(old_module + ".") for n in _all_old_modules())
+        return importlib.util.spec_from_loader(fullname, _LegacyModuleLoader(), is_package=is_package)
+
+
+class _LegacyModuleLoader(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None  # the default module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        old_module = old_path(module.__name__)
+        module.__doc__ = f"``{old_module}`` (pytorch_lightning 1.x) on compat: see ``compat._legacy``."
+        module.__getattr__ = module_getattr(module.__name__)  # type: ignore[method-assign]
+        module.__dir__ = module_dir(module.__name__)  # type: ignore[method-assign]
+
+
+def install_finder() -> None:
+    """Append ``LegacyModuleFinder`` to ``sys.meta_path`` (once)."""
+    if not any(isinstance(finder, LegacyModuleFinder) for finder in sys.meta_path):
+        sys.meta_path.append(LegacyModuleFinder())
 
 
 @functools.cache

@@ -65,7 +65,16 @@ class AliasFinder(importlib.abc.MetaPathFinder):
             return None
         from compat import _legacy
 
-        module = _legacy.legacy_module(fullname)  # ModuleNotFoundError for a path 1.x never had
+        try:
+            module = _legacy.legacy_module(fullname)
+        except ModuleNotFoundError as err:
+            if err.name != _legacy.compat_module_path(fullname):
+                raise
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: pytorch_lightning 1.2-1.5 had no such module "
+                "(`python -m compat.run` runs `pytorch_lightning` as compat)",
+                name=fullname,
+            ) from None
         return importlib.util.spec_from_loader(fullname, _AliasLoader(module), is_package=hasattr(module, "__path__"))
 
 
@@ -97,7 +106,7 @@ def _warn_aliased() -> None:
 
 
 def install() -> AliasFinder:
-    """Put the finder first on ``sys.meta_path`` (once) and forget modules imported by the real name."""
+    """Put the finder first on ``sys.meta_path`` (once); later imports of ``pytorch_lightning`` get compat."""
     from compat import _legacy
 
     _legacy.ALIASED = True

@@ -94,6 +94,13 @@ def test_names_resolve_to_strategies_and_compat_objects():
         assert compat.core.lightning.LightningModule is compat.LightningModule  # a 1.x deep path
         assert compat.utilities.seed.seed_everything is strategies.seed_everything
         assert compat.callbacks.model_checkpoint.ModelCheckpoint is ModelCheckpoint
+        from compat.core.lightning import LightningModule  # an import statement, too
+        from compat.utilities.distributed import rank_zero_only
+
+        assert LightningModule is compat.LightningModule
+        assert rank_zero_only is compat.utilities.rank_zero_only
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("compat.callbacks.not_a_1x_module")
 
 
 def test_model_checkpoint_takes_the_1x_arguments(tmp_path):
