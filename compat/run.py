@@ -150,6 +150,14 @@ def _module_code(name: str) -> tuple[types.CodeType, importlib.machinery.ModuleS
     return code, spec
 
 
+def _keep_compat_importable() -> None:
+    """When compat (and strategies) come from ``sys.path[0]`` (a checkout, not installed), keep that
+    folder on the path, last, once ``sys.path[0]`` becomes the script's folder."""
+    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if sys.path and os.path.abspath(sys.path[0] or os.curdir) == home:
+        sys.path.append(home)
+
+
 def _own_spec() -> importlib.machinery.ModuleSpec | None:
     return importlib.util.find_spec("compat.run")
 
@@ -199,6 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INSTALLED
     install()
     os.environ[ENV_TARGET] = json.dumps(target)
+    _keep_compat_importable()
     if "module" in target:
         sys.argv = [target["module"], *args]
         sys.path[0] = os.getcwd()

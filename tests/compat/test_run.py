@@ -202,6 +202,16 @@ def test_runpy_semantics_and_module_form(no_lightning, tmp_path):
     assert name == "__main__" and argv == "['pkg.show', 'x']" and file == str(tmp_path / "pkg" / "show.py")
 
 
+def test_a_checkout_on_sys_path_0_stays_importable(no_lightning, tmp_path):
+    python, path = no_lightning
+    (tmp_path / "find.py").write_text(
+        "import importlib.util, sys\nprint(importlib.util.find_spec('strategies') is not None)\n"
+    )
+    # run from the repository root, as `python -m` in a checkout: compat and strategies come from sys.path[0]
+    proc = _run(python, ["-m", "compat.run", str(tmp_path / "find.py")], REPO, pythonpath=path[1:])
+    assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stderr
+
+
 def test_bad_command_lines(no_lightning, tmp_path):
     python, path = no_lightning
     proc = _run(python, ["-m", "compat.run"], tmp_path, pythonpath=path)
