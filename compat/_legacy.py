@@ -246,9 +246,40 @@ class _LegacyModuleLoader(importlib.abc.Loader):
         module.__dir__ = module_dir(module.__name__)  # type: ignore[method-assign]
 
 
+#: compat's module files whose 1.x path was a package (``pytorch_lightning.trainer`` had
+#: ``.trainer``, ``.states``, ...): imported as packages with no folder, so that their 1.x
+#: submodules import (``LegacyModuleFinder`` makes them). tests/compat/test_modules.py checks this
+#: set against the catalogs; it is written out so that importing ``compat.migrate`` reads none.
+OPENED = frozenset(
+    {
+        "compat.accelerators",
+        "compat.callbacks",
+        "compat.loggers",
+        "compat.plugins.environments",
+        "compat.plugins.precision",
+        "compat.plugins.training_type",
+        "compat.trainer",
+        "compat.utilities",
+    }
+)
+
+
+class _OpenedPackageFinder(importlib.abc.MetaPathFinder):
+    """First on ``sys.meta_path``: finds an ``OPENED`` module as usual, as a package with no folder."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in OPENED:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and spec.submodule_search_locations is None:
+            spec.submodule_search_locations = []
+        return spec
+
+
 def install_finder() -> None:
-    """Append ``LegacyModuleFinder`` to ``sys.meta_path`` (once)."""
+    """Put the finders of the 1.x module paths on ``sys.meta_path`` (once)."""
     if not any(isinstance(finder, LegacyModuleFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _OpenedPackageFinder())
         sys.meta_path.append(LegacyModuleFinder())
 
 

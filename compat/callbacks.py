@@ -84,8 +84,5 @@ def _model_checkpoint() -> type:
 
 _OWN = {"ModelCheckpoint": lambda: (_model_checkpoint(), "strategies.ModelCheckpoint")}
 
-# A package for the import system, so that the 1.x submodules (`compat.callbacks.<module>`) import:
-# `compat._legacy.LegacyModuleFinder` makes them (there are no files under it).
-__path__: list[str] = []
 __getattr__ = _legacy.module_getattr(__name__, _OWN)
 __dir__ = _legacy.module_dir(__name__, _OWN)

@@ -94,8 +94,5 @@ _OWN = {
     "LightningLoggerBase": _logger_base,
 }
 
-# A package for the import system, so that the 1.x submodules (`compat.loggers.<module>`) import:
-# `compat._legacy.LegacyModuleFinder` makes them (there are no files under it).
-__path__: list[str] = []
 __getattr__ = _legacy.module_getattr(__name__, _OWN)
 __dir__ = _legacy.module_dir(__name__, _OWN)

@@ -87,8 +87,5 @@ _OWN: dict[str, Callable[[], Any]] = {
     "rank_zero_deprecation": lambda: _rank_zero_deprecation,
 }
 
-# A package for the import system, so that the 1.x submodules (`compat.utilities.<module>`) import:
-# `compat._legacy.LegacyModuleFinder` makes them (there are no files under it).
-__path__: list[str] = []
 __getattr__ = _legacy.module_getattr(__name__, _OWN)
 __dir__ = _legacy.module_dir(__name__, _OWN)

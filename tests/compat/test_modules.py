@@ -103,6 +103,28 @@ def test_names_resolve_to_strategies_and_compat_objects():
         importlib.import_module("compat.callbacks.not_a_1x_module")
 
 
+def test_1x_packages_that_are_compat_files_take_their_1x_submodules():
+    import pkgutil
+
+    import compat.plugins
+
+    files = {
+        info.name
+        for info in pkgutil.walk_packages(compat.__path__, "compat.")
+        if not info.ispkg and not any(p.startswith("_") for p in info.name.split("."))
+    }  # (read from the folders: the opened ones are files there)
+    old_packages = {
+        n for n in files if any(m.startswith(_legacy.old_path(n) + ".") for m in _legacy._all_old_modules())
+    }
+    assert old_packages == _legacy.OPENED
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from compat.plugins.training_type.ddp import DDPPlugin
+        from compat.trainer.trainer import Trainer
+
+        assert Trainer is compat.Trainer and DDPPlugin is compat.plugins.DDPPlugin
+
+
 def test_model_checkpoint_takes_the_1x_arguments(tmp_path):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
