@@ -4,9 +4,12 @@
 through PEP 562 ``__getattr__``. ``compat.migrate`` (the codemod CLI) never imports torch.
 
 Old layout: ``compat.Trainer``, ``compat.LightningModule``, ``compat.LightningDataModule``,
-``compat.Callback``, ``compat.accelerators``, ``compat.plugins`` (``.training_type``,
-``.precision``, ``.environments``). Every old name warns once with
-``CompatDeprecationWarning`` (see docs/compat.md).
+``compat.Callback``, ``compat.seed_everything``, ``compat.accelerators``, ``compat.plugins``
+(``.training_type``, ``.precision``, ``.environments``), ``compat.callbacks``, ``compat.loggers``,
+``compat.utilities``, and every other 1.2-1.5 module path and name, resolved from the releases'
+catalog (``compat._legacy``). Every old name warns once with ``CompatDeprecationWarning`` (see
+docs/compat.md); one with no counterpart yet raises ``MissingNameError`` where it is imported.
+``python -m compat.run train.py`` runs a script whose imports still say ``pytorch_lightning``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from compat._legacy import MissingNameError, install_finder
 from compat._warnings import CompatDeprecationWarning, reset_warned
 
 __all__ = [
@@ -21,9 +25,13 @@ __all__ = [
     "CompatDeprecationWarning",
     "LightningDataModule",
     "LightningModule",
+    "MissingNameError",
     "Trainer",
     "accelerators",
+    "callbacks",
+    "loggers",
     "plugins",
+    "utilities",
 ]
 
 _LAZY = {
@@ -32,10 +40,23 @@ _LAZY = {
     "LightningDataModule": "compat.module",
     "Callback": "compat.module",
 }
-_SUBMODULES = ("accelerators", "plugins", "trainer", "module", "renames", "migrate")
+_SUBMODULES = (
+    "accelerators",
+    "callbacks",
+    "loggers",
+    "plugins",
+    "utilities",
+    "trainer",
+    "module",
+    "renames",
+    "migrate",
+    "run",
+)
+
+install_finder()  # `compat.core.lightning` & co.: the 1.x module paths compat has no file for
 
 if TYPE_CHECKING:
-    from compat import accelerators, plugins
+    from compat import accelerators, callbacks, loggers, plugins, utilities
     from compat.module import Callback, LightningDataModule, LightningModule
     from compat.trainer import Trainer
 
@@ -52,7 +73,12 @@ def __getattr__(name: str) -> Any:
         return value
     if name in _SUBMODULES:
         return importlib.import_module(f"compat.{name}")
-    raise AttributeError(f"module 'compat' has no attribute {name!r}")
+    if name.startswith("_"):  # private names (and `from compat import _catalog` before it is imported)
+        raise AttributeError(f"module 'compat' has no attribute {name!r}")
+    # Any other name `pytorch_lightning` had (`seed_everything`, `core`, ...): see compat._legacy.
+    from compat import _legacy
+
+    return _legacy.resolve(_legacy.OLD_PACKAGE, name)
 
 
 def __dir__() -> list[str]:

@@ -22,7 +22,7 @@ instance attributes (``self.x = ...``), and the methods no code in the package e
 ``trainer.x``/``self.trainer.x`` anywhere in the package count as attributes of the Trainer
 class (1.x connectors set Trainer state that way).
 
-For the targets (Lightning 2.6 and ``strategies``) the catalog also lists ``names``: every
+Every catalog (the old releases too) also lists ``names``: every
 module-level function and value, at the path that defines it, and every path a user is meant to
 import a name from (a package ``__init__`` or a module whose ``__all__`` lists it, no
 ``_``-prefixed part), mapped to the defining path; ``python -m compat.migrate`` checks every
@@ -57,8 +57,11 @@ RELEASES: dict[str, tuple[str, tuple[str, ...]]] = {
 EXTRA_WHEELS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "lightning-2.6": (("lightning-utilities==0.15.*", ("lightning_utilities",)),),
 }
-#: The catalogs that list module-level ``names`` (the migration targets).
-WITH_NAMES = frozenset({"lightning-2.6", "strategies"})
+#: The catalogs that list module-level ``names``: the migration targets, and the old releases
+#: (``compat``'s 1.x modules and ``python -m compat.run`` answer for every name they had).
+WITH_NAMES = frozenset(
+    {*(name for name in RELEASES if name.startswith("pytorch_lightning")), "lightning-2.6", "strategies"}
+)
 STRATEGIES = "strategies"
 TRAINERS = {
     "pytorch_lightning": "pytorch_lightning.trainer.trainer.Trainer",

@@ -220,6 +220,17 @@ class Catalog:
             }
         return self._homes.get(name, {})
 
+    def public(self, module: str) -> frozenset[str]:
+        """The public names ``from module import name`` gives (no ``_`` prefix): classes,
+        functions and values (catalogs with ``names``) defined or re-exported there, and its
+        submodules."""
+        prefix = module + "."
+        return frozenset(
+            path[len(prefix) :]
+            for path in (*self._classes, *self._exports, *self._names, *self.modules)
+            if path.startswith(prefix) and "." not in path[len(prefix) :] and not path[len(prefix)].startswith("_")
+        )
+
     def cls(self, path: str) -> ClassInfo | None:
         """The class at ``path`` as defined, or ``None``."""
         if path not in self._infos:

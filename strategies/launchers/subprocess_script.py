@@ -133,18 +133,41 @@ def _report_and_end(err: BaseException, env: ClusterEnvironment) -> None:
 
 
 def _script_command() -> list[str]:
+    """The command that runs this script again for another rank.
+
+    The interpreter's own command line (``sys.orig_argv``) while the script's arguments are still
+    the ones it was given: it keeps interpreter options (``-X dev``, ``-W ...``) and a runner the
+    script was started through (``python -m some.runner train.py ...``). Otherwise (the script
+    rewrote ``sys.argv``): the script, or ``-m`` its module, with the current arguments.
+    """
     main = sys.modules["__main__"]
     spec = getattr(main, "__spec__", None)
     if spec is not None and spec.name.split(".")[0] in ("pytest", "_pytest"):
         raise RuntimeError(_CANNOT_RERUN.format(what="pytest"))
-    if spec is not None:
-        return [sys.executable, "-m", spec.name.removesuffix(".__main__"), *sys.argv[1:]]
     script = getattr(main, "__file__", None)
-    if script is None:
+    if spec is None and script is None:
         raise RuntimeError(_CANNOT_RERUN.format(what="an interactive session"))
     if "pytest" in os.path.basename(sys.argv[0]):
         raise RuntimeError(_CANNOT_RERUN.format(what="pytest"))
-    return [sys.executable, os.path.abspath(script), *sys.argv[1:]]
+    same = _same_command_line(script)
+    if same is not None:
+        return same
+    if spec is not None:
+        return [sys.executable, "-m", spec.name.removesuffix(".__main__"), *sys.argv[1:]]
+    return [sys.executable, os.path.abspath(str(script)), *sys.argv[1:]]
+
+
+def _same_command_line(script: str | None) -> list[str] | None:
+    """``sys.orig_argv`` run again (script path made absolute), or None when it does not end with
+    the script's current arguments or ran code given with ``-c``."""
+    orig = list(getattr(sys, "orig_argv", None) or ())
+    args = sys.argv[1:]
+    head = orig[1 : len(orig) - len(args)]
+    if not head or orig[len(orig) - len(args) :] != args or "-c" in head:
+        return None
+    if script is not None and sys.argv and sys.argv[0] in head:  # the script's path, as given
+        head[len(head) - 1 - head[::-1].index(sys.argv[0])] = os.path.abspath(script)
+    return [sys.executable, *head, *args]
 
 
 _CANNOT_RESTART = (

@@ -3,7 +3,8 @@
 docs/compat.md: `gpus=2` without CUDA is a `TrainerArgumentsError` about `gpus=2`; "nothing is
 skipped silently", for `checkpoint_callback=ModelCheckpoint(...)` too (the compat side; the
 codemods' side of that argument is checked with the codemods). docs/upgrade.md step 1 on a
-project that imports callbacks and loggers. docs/strategies.md: a checkpoint written by
+project that imports callbacks and loggers: `python -m compat.run train.py` on it unchanged, and
+the imports replaced as the step shows. docs/strategies.md: a checkpoint written by
 Lightning 2.6 resumes here.
 """
 
@@ -27,7 +28,9 @@ from compat.trainer import TrainerArgumentsError
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(ROOT / "tests" / "strategies"))
+sys.path.insert(0, str(ROOT / "tests" / "compat"))
 from _helpers import script_env  # noqa: E402
+from _no_lightning import python_without_lightning  # noqa: E402
 
 
 def _run(cwd: Path, script: str, timeout: float) -> subprocess.CompletedProcess[str]:
@@ -193,19 +196,17 @@ def _follow_step_1(source: str, moves: dict[str, str]) -> str:
     return re.sub(r"^from (pytorch_lightning\S*) import", replace, source, flags=re.M)
 
 
-def test_upgrade_step_1_runs_a_project_with_callbacks_and_loggers(tmp_path, monkeypatch, capsys):
-    page = _page("upgrade.md")
-    assert "`compat` has no `callbacks` or `loggers` module yet" in page
-    moves = _step_1_imports()
-    assert {"pytorch_lightning.callbacks", "pytorch_lightning.loggers"} <= set(moves)
-    naive = tmp_path / "naive"
-    naive.mkdir()
-    (naive / "train.py").write_text(_follow_step_1(PROJECT_1_2, {}))
-    monkeypatch.chdir(naive)
-    # The reason the guide names: when compat.callbacks exists, this fails and step 1 can be simplified.
-    with pytest.raises(ModuleNotFoundError, match="compat.callbacks"):
-        runpy.run_path("train.py", run_name="__main__")
+def _check_project_ran(project: Path, printed: str) -> None:
+    assert "trained 2 epochs; best:" in printed, printed
+    assert list((project / "checkpoints").glob("*.ckpt")), "the ModelCheckpoint wrote nothing"
+    assert list((project / "logs").rglob("metrics.csv")), "the CSVLogger wrote nothing"
 
+
+def test_upgrade_step_1_runs_a_project_with_callbacks_and_loggers(tmp_path, monkeypatch, capsys):
+    """Step 1's "make the edit yourself": the imports it shows, and the package name replaced elsewhere."""
+    moves = _step_1_imports()
+    assert moves["pytorch_lightning.callbacks"] == "compat.callbacks"
+    assert moves["pytorch_lightning.loggers"] == "compat.loggers"
     project = tmp_path / "project"
     project.mkdir()
     (project / "train.py").write_text(_follow_step_1(PROJECT_1_2, moves))
@@ -213,9 +214,27 @@ def test_upgrade_step_1_runs_a_project_with_callbacks_and_loggers(tmp_path, monk
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         runpy.run_path("train.py", run_name="__main__")
-    assert "trained 2 epochs; best:" in capsys.readouterr().out
-    assert list((project / "checkpoints").glob("*.ckpt")), "the ModelCheckpoint wrote nothing"
-    assert list((project / "logs").rglob("metrics.csv")), "the CSVLogger wrote nothing"
+    _check_project_ran(project, capsys.readouterr().out)
+
+
+@pytest.mark.slow  # a fresh interpreter imports torch and trains (~10-30 s on 2 busy cores)
+def test_upgrade_step_1_compat_run_runs_the_project_unchanged(tmp_path):
+    """Step 1's command runs the 1.2 project, imports untouched, where no pytorch_lightning is installed."""
+    page = (DOCS / "upgrade.md").read_text(encoding="utf-8")
+    section = page.split("## 1. Run it on `compat`", 1)[1].split("\n## ", 1)[0]
+    command = re.search(r"```console\n(python -m compat\.run train\.py)\n```", section)
+    assert command, "step 1 no longer starts with `python -m compat.run train.py`"
+    python, path = python_without_lightning(tmp_path / "site")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text(PROJECT_1_2)
+    env = {k: v for k, v in script_env().items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = ":".join(path)
+    args = command.group(1).split()[1:]
+    proc = subprocess.run([*python, *args], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    _check_project_ran(project, proc.stdout)
+    assert "`pytorch_lightning.callbacks.ModelCheckpoint` is deprecated" in proc.stderr
 
 
 # -- docs/strategies.md: Lightning's checkpoints ------------------------------------------------------
