@@ -9,7 +9,8 @@ import torch
 from strategies.parallel import ParallelStrategy
 
 if TYPE_CHECKING:
-    from strategies.callbacks import HookCall, HookRecorder
+    from strategies._hook_calls import HookCaller
+    from strategies.callbacks import HookCall
     from strategies.precision import Precision
     from strategies.strategy import Strategy
     from strategies.trainer import TrainerState
@@ -28,13 +29,12 @@ _EVAL_HOOKS = frozenset(
 
 
 class _TrainerProperties:
-    """Mixed into ``Trainer``: everything here reads ``self.strategy``, ``self.state`` or the record."""
+    """Mixed into ``Trainer``: everything here reads ``self.strategy``, ``self.state`` or ``self.hooks``."""
 
     if TYPE_CHECKING:  # the Trainer's, which this class is mixed into
         strategy: Strategy
         state: TrainerState
-        _recorder: HookRecorder | None
-        _current_fx: str | None
+        hooks: HookCaller
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -132,12 +132,12 @@ class _TrainerProperties:
     @property
     def training(self) -> bool:
         """Whether ``fit`` is running (outside its validation)."""
-        return self.state.stage == "fit" and self._current_fx not in _EVAL_HOOKS
+        return self.state.stage == "fit" and self.hooks.current_fx not in _EVAL_HOOKS
 
     @property
     def validating(self) -> bool:
         """Whether a validation run is going on."""
-        return self.state.stage == "validate" or self._current_fx in _EVAL_HOOKS
+        return self.state.stage == "validate" or self.hooks.current_fx in _EVAL_HOOKS
 
     @property
     def testing(self) -> bool:
@@ -152,6 +152,7 @@ class _TrainerProperties:
     @property
     def hook_record(self) -> list[HookCall]:
         """Every lifecycle step and hook call of this process (``record_hooks=True``)."""
-        if self._recorder is None:
+        recorder = self.hooks.recorder
+        if recorder is None:
             raise RuntimeError("The hook record is off: create the Trainer with `record_hooks=True`.")
-        return self._recorder.calls
+        return recorder.calls
