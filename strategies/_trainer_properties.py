@@ -35,6 +35,7 @@ class _TrainerProperties:
         strategy: Strategy
         state: TrainerState
         hooks: HookCaller
+        _fit_optimizers: tuple[list[torch.optim.Optimizer], list[dict[str, Any]]]
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -95,13 +96,13 @@ class _TrainerProperties:
 
     @property
     def optimizers(self) -> list[torch.optim.Optimizer]:
-        """The optimizers ``configure_optimizers`` returned."""
-        return self.strategy.optimizers
+        """The optimizers ``configure_optimizers`` returned; after ``fit`` the last fit's, as in Lightning."""
+        return self.strategy.optimizers or self._fit_optimizers[0]
 
     @property
     def lr_scheduler_configs(self) -> list[dict[str, Any]]:
-        """The schedulers with their ``interval``/``frequency``/``monitor``."""
-        return self.strategy.lr_scheduler_configs
+        """The schedulers with their ``interval``/``frequency``/``monitor``; after ``fit`` the last fit's."""
+        return self.strategy.lr_scheduler_configs or self._fit_optimizers[1]
 
     @property
     def num_devices(self) -> int:

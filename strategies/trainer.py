@@ -202,6 +202,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
             enable_progress_bar=self.enable_progress_bar,
         )
         self._reset_run_state()
+        self._fit_optimizers: tuple[list[torch.optim.Optimizer], list[dict[str, Any]]] = ([], [])
         self.strategy._recorder = self.hooks.record
 
     def _configure_loops(
@@ -376,8 +377,11 @@ class Trainer(_TrainerProperties, _LoggerProperties):
     def _start_run(
         self, stage: str, model: TrainModule, loaders: dict[str, Any], datamodule: DataModule | None
     ) -> None:
+        previous = self.state
         self._reset_run_state()
         self.state.stage = stage
+        if stage != "fit":  # Lightning keeps the fit's progress: validate/test/predict after fit log at its step
+            self.state.epoch, self.state.global_step = previous.epoch, previous.global_step
         # A spawned worker sends back only this run's calls (its pickled record holds the caller's earlier ones).
         self._record_from = len(self.hooks.recorder.calls) if self.hooks.recorder is not None else 0
         self._given_loaders = {k: v for k, v in loaders.items() if v is not None}
@@ -459,7 +463,10 @@ class Trainer(_TrainerProperties, _LoggerProperties):
 
     def _teardown_strategy(self) -> None:
         self.hooks.record("strategy.teardown")
-        self.strategy.teardown()
+        strategy = self.strategy
+        if self.state.stage == "fit":  # kept for `trainer.optimizers` after the run, as in Lightning
+            self._fit_optimizers = (list(strategy.optimizers), list(strategy.lr_scheduler_configs))
+        strategy.teardown()
         self._optimizer_proxies = []
 
     def _on_fit_end(self) -> None:
