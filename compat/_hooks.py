@@ -1,23 +1,30 @@
 """Lightning 1.x hooks Lightning 2.x removed, called by ``compat.Trainer`` at their 1.x step.
 
+``compat.Trainer``'s ``hooks_class`` (``compat/trainer.py``), a ``strategies.HookCaller``, calls
+``dispatch_before``/``dispatch_after`` from its ``before``/``after`` (the documented seam,
+docs/strategies.md "Extending the Trainer") around the new hook events.
+
 The order is Lightning 1.5's (the last 1.x release that called all of them; 1.2 called
 ``training_epoch_end`` after ``on_train_epoch_end``, 1.3 fixed that). ``cb`` is every callback
-defining the old hook, then ``m`` the module (1.x's ``call_hook`` order):
+defining the old hook, then ``m`` the module (1.x's ``call_hook`` order). An event's end comes
+after its last call: for ``on_*_epoch_end`` and ``on_train_batch_end`` that is after the
+metrics of the epoch/batch are reported and, for ``on_train_epoch_end``, after the monitoring
+callbacks (``ModelCheckpoint``'s save comes before ``on_epoch_end``, as in 1.x):
 
 ====================================  ===========================================================
 new hook call (anchor)                old hooks, in this order
 ====================================  ===========================================================
-after ``module.on_fit_start``         ``on_pretrain_routine_start`` (cb, m),
+after ``on_fit_start``                ``on_pretrain_routine_start`` (cb, m),
                                       ``on_pretrain_routine_end`` (cb, m)
 before ``on_train_epoch_start``,      ``on_epoch_start`` (cb, m)
 ``on_validation_epoch_start``,
 ``on_test_epoch_start``
 before ``on_train_batch_start``       ``on_batch_start`` (cb, m)
-after ``module.on_train_batch_end``   ``on_batch_end`` (cb, m)
+after ``on_train_batch_end``          ``on_batch_end`` (cb, m)
 before ``on_train_epoch_end``         ``training_epoch_end(outputs)`` (m)
 before ``on_validation_epoch_end``    ``validation_epoch_end(outputs)`` (m)
 before ``on_test_epoch_end``          ``test_epoch_end(outputs)`` (m)
-after ``module.on_*_epoch_end``       ``on_epoch_end`` (cb, m) (train, validation and test)
+after ``on_*_epoch_end``              ``on_epoch_end`` (cb, m) (train, validation and test)
 before ``*_dataloader``               ``on_train_dataloader()`` ... (m)
 ====================================  ===========================================================
 
@@ -35,10 +42,10 @@ __all__ = [
     "OUTPUTS",
     "TRAINER_HOOKS",
     "call_init_hook",
+    "defines",
     "dispatch_after",
     "dispatch_before",
     "epoch_outputs",
-    "has_after",
 ]
 
 _BOTH, _MODULE = "callbacks and module", "module"
@@ -79,48 +86,45 @@ OUTPUTS = "_compat_outputs"  # the module's kept step outputs: {step name: [outp
 TRAINER_HOOKS = tuple(sorted({old for olds in _EVENTS.values() for old, _ in olds}))
 
 
-def _defines(obj: Any, name: str) -> bool:
+def defines(obj: Any, name: str) -> bool:
+    """Whether ``obj``'s class defines a callable ``name``."""
     return callable(getattr(type(obj), name, None))
 
 
 def _dispatch(trainer: Any, module: Any, olds: Iterable[tuple[str, str]]) -> None:
+    hooks = trainer.hooks
     for old, who in olds:
         if who == _BOTH:
             for callback in trainer.callbacks:
-                if _defines(callback, old):
-                    trainer._call("callback", callback, old, trainer, module)
-        if not _defines(module, old):
+                if defines(callback, old):
+                    hooks.call("callback", callback, old, trainer, module)
+        if not defines(module, old):
             continue
         if old in EPOCH_END:
-            result = trainer._call("module", module, old, epoch_outputs(module, EPOCH_END[old]))
+            result = hooks.call("module", module, old, epoch_outputs(module, EPOCH_END[old]))
             if result is not None:
                 raise TypeError(
                     f"`{type(module).__name__}.{old}` returned a value; Lightning 1.x required None: remove the "
                     "`return` (log with `self.log` instead)."
                 )
         else:
-            trainer._call("module", module, old)
+            hooks.call("module", module, old)
 
 
 def dispatch_before(trainer: Any, module: Any, hook: str) -> None:
-    """The old hooks 1.x called just before ``hook`` (before its callbacks)."""
+    """The old hooks 1.x called just before the event ``hook`` (before its callbacks)."""
     olds = _EVENTS.get((hook, "before"))
     if olds and module is not None:
         _dispatch(trainer, module, olds)
 
 
 def dispatch_after(trainer: Any, module: Any, hook: str) -> None:
-    """The old hooks 1.x called just after the module's ``hook``."""
+    """The old hooks 1.x called just after the event ``hook``; the outputs kept for its epoch are freed."""
     olds = _EVENTS.get((hook, "after"))
     if olds and module is not None:
         _dispatch(trainer, module, olds)
     if hook in _FREED_AFTER and module is not None:
         module.__dict__.get(OUTPUTS, {}).pop(_FREED_AFTER[hook], None)
-
-
-def has_after(hook: str) -> bool:
-    """Whether old hooks (or freeing the kept outputs) follow the module's ``hook``."""
-    return (hook, "after") in _EVENTS or hook in _FREED_AFTER
 
 
 def epoch_outputs(module: Any, step: str) -> list[Any]:
@@ -131,5 +135,5 @@ def epoch_outputs(module: Any, step: str) -> list[Any]:
 def call_init_hook(callbacks: Iterable[Any], name: str, trainer: Any) -> None:
     """``Callback.on_init_start/on_init_end(trainer)``: at the start and end of ``Trainer.__init__``."""
     for callback in callbacks:
-        if _defines(callback, name):
+        if defines(callback, name):
             getattr(callback, name)(trainer)

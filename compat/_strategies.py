@@ -27,7 +27,11 @@ class SingleDeviceStrategy(SingleDevicePlugin):
 
 
 class CompatRegistry(StrategyRegistry):
-    """The strategies registry, with the bridged classes for the names above."""
+    """A live view of ``base`` (``strategies.Trainer.registry``) with the bridged classes above for their names.
+
+    Built from ``base``'s public ``copy``/``replace`` at each lookup, so a name registered on
+    ``base`` later is found here too; ``register`` adds to ``base``, ``replace`` to this view only.
+    """
 
     _OVERRIDES: dict[str, type[Strategy]] = {
         "ddp": DDPStrategy,
@@ -36,15 +40,40 @@ class CompatRegistry(StrategyRegistry):
     }
 
     def __init__(self, base: StrategyRegistry) -> None:
+        super().__init__()
         self._base = base
+        self._overrides = dict(self._OVERRIDES)
 
-    @property
-    def _entries(self) -> dict[str, Any]:  # type: ignore[override]
-        entries = dict(self._base._entries)
-        for name, cls in self._OVERRIDES.items():
-            if name in entries:
-                entries[name] = type(entries[name])(cls, entries[name].description, entries[name].init_kwargs)
-        return entries
+    def copy(self) -> StrategyRegistry:
+        """``base``'s names as they are now, with the bridged classes (an independent registry)."""
+        view = self._base.copy()
+        for name, cls in self._overrides.items():
+            if name in view.names():
+                view.replace(name, cls)
+        return view
 
-    def register(self, *args: Any, **kwargs: Any) -> None:
-        self._base.register(*args, **kwargs)
+    def register(
+        self, name: str, cls: type[Strategy], description: str, override: bool = False, **init_kwargs: Any
+    ) -> None:
+        """Add ``name`` to ``base`` (so ``strategies.Trainer`` knows it too)."""
+        self._base.register(name, cls, description, override=override, **init_kwargs)
+
+    def replace(self, name: str, cls: type[Strategy]) -> None:
+        """Build ``name`` with ``cls`` in this view only."""
+        self.copy().replace(name, cls)  # the same check for an unknown name
+        self._overrides[name] = cls
+
+    def create(self, name: str, **kwargs: Any) -> Strategy:
+        """Instantiate ``name``: the bridged class where there is one."""
+        return self.copy().create(name, **kwargs)
+
+    def names(self) -> list[str]:
+        """``base``'s names."""
+        return self._base.names()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._base
+
+    def description(self, name: str) -> str:
+        """``base``'s description of ``name``."""
+        return self._base.description(name)

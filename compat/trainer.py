@@ -29,14 +29,14 @@ from compat._arguments import (
     translate,
 )
 from compat._bridge import ShimMeta, check_unsupported, warn_class_use
-from compat._hooks import call_init_hook, dispatch_after, dispatch_before, has_after
+from compat._hooks import call_init_hook, defines, dispatch_after, dispatch_before
 from compat._strategies import CompatRegistry
 from compat._warnings import _lookup, deprecation_message, warn_deprecated
 from strategies.ddp import DDPStrategy as _DDPStrategy
 from strategies.single_device import SingleDeviceStrategy as _SingleDeviceStrategy
 from strategies.strategy import Strategy as _Strategy
 
-__all__ = ["Trainer"]
+__all__ = ["CompatHookCaller", "Trainer"]
 
 _TRAINER = TRAINER
 _TRAINER_INTERNALS = (
@@ -89,6 +89,33 @@ def _check_plugins(out: Translation) -> None:
     out.kwargs["accelerator"] = container._device
 
 
+class CompatHookCaller(strategies.HookCaller):
+    """``strategies.HookCaller`` that also calls the 1.x hooks at their 1.x step (the table above).
+
+    ``compat.Trainer.hooks_class``. A ``KeyboardInterrupt`` ends the run as in Lightning 1.x: after
+    the ``on_exception`` hooks and the teardown, the callbacks' ``on_keyboard_interrupt``, then the
+    entry point returns None instead of raising.
+    """
+
+    def before(self, hook: str) -> None:
+        """The old hooks 1.x called before the event ``hook``."""
+        dispatch_before(self.trainer, self.trainer.strategy.module, hook)
+
+    def after(self, hook: str) -> None:
+        """The old hooks 1.x called after the event ``hook``."""
+        dispatch_after(self.trainer, self.trainer.strategy.module, hook)
+
+    def on_run_exception(self, exception: BaseException) -> bool:
+        """``on_keyboard_interrupt`` of the callbacks defining it; True (no raise) for a ``KeyboardInterrupt``."""
+        if not isinstance(exception, KeyboardInterrupt):
+            return False
+        trainer = self.trainer
+        for callback in trainer.callbacks:
+            if defines(callback, "on_keyboard_interrupt"):
+                self.call("callback", callback, "on_keyboard_interrupt", trainer, trainer.strategy.module)
+        return True
+
+
 @deprecated("pytorch_lightning.Trainer arguments are deprecated: use strategies.Trainer", category=None)
 class Trainer(strategies.Trainer, metaclass=ShimMeta):
     """``pytorch_lightning.Trainer``: ``strategies.Trainer`` that also takes the old arguments.
@@ -111,6 +138,7 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
     _compat_new = "strategies.Trainer"
     _compat_new_cls = strategies.Trainer
     registry = CompatRegistry(strategies.Trainer.registry)
+    hooks_class = CompatHookCaller
 
     def __init__(self, **kwargs: Any) -> None:
         warn_class_use(type(self))
@@ -166,54 +194,6 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
                 )
                 ckpt_path = None
         return super().fit(model, train_dataloaders, val_dataloaders, datamodule, ckpt_path)
-
-    # -- the 1.x hooks, around the new calls (compat/_hooks.py) -------------------------------
-
-    # The old hooks that follow a module hook wait for the next call: a second pass of callbacks
-    # (the monitoring ones, after the module's ``on_train_epoch_end``) still belongs to that hook.
-    _compat_pending: str | None = None
-    _compat_holding = 0
-
-    def _compat_flush(self) -> None:
-        hook, self._compat_pending = self._compat_pending, None
-        if hook is not None:
-            dispatch_after(self, self.strategy.module, hook)
-
-    def _call_callbacks(self, hook: str, *args: Any, **kwargs: Any) -> None:
-        late = kwargs.get("monitoring") is True and self._compat_pending == hook
-        if not late:
-            self._compat_flush()
-            if kwargs.get("monitoring") is not True:
-                dispatch_before(self, self.strategy.module, hook)
-        self._compat_holding += late
-        try:
-            super()._call_callbacks(hook, *args, **kwargs)
-        finally:
-            self._compat_holding -= late
-        if late:
-            self._compat_flush()
-
-    def _call(self, owner: str, obj: Any, hook: str, *args: Any, **kwargs: Any) -> Any:
-        if not self._compat_holding:
-            self._compat_flush()
-        if owner in ("module", "datamodule") and hook.endswith("_dataloader"):  # no callback call precedes these
-            dispatch_before(self, self.strategy.module, hook)
-        result = super()._call(owner, obj, hook, *args, **kwargs)
-        if owner == "module" and obj is self.strategy.module and has_after(hook):
-            self._compat_pending = hook
-        return result
-
-    def _run(self, stage: str, model: Any, *args: Any) -> Any:
-        try:
-            result = super()._run(stage, model, *args)
-            self._compat_flush()
-            return result
-        except KeyboardInterrupt:
-            # Lightning 1.x: callbacks' on_keyboard_interrupt, then the run ends without raising.
-            for callback in self.callbacks:
-                if callable(getattr(type(callback), "on_keyboard_interrupt", None)):
-                    self._call("callback", callback, "on_keyboard_interrupt", self, model)
-            return None
 
     # -- old attributes -------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from strategies.precision import DoublePrecision, HalfPrecision, MixedPrecision,
 from strategies.registry import StrategyRegistry
 from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
-from strategies.trainer import Trainer
+from strategies.trainer import HookCaller, Trainer, TrainerMetrics
 
 STRATEGY_REGISTRY = Trainer.registry
 for _cls in (
@@ -59,6 +59,7 @@ __all__ = [
     "FSDPStrategy",
     "HalfPrecision",
     "HookCall",
+    "HookCaller",
     "HookRecorder",
     "Launcher",
     "LocalEnvironment",
@@ -76,6 +77,7 @@ __all__ = [
     "TorchElasticEnvironment",
     "TrainModule",
     "Trainer",
+    "TrainerMetrics",
     "seed_everything",
     "CSVLogger",
     "EarlyStopping",

@@ -46,21 +46,20 @@ def batches(loader: Iterable[Any], limit: float) -> Iterator[tuple[int, Any, boo
 def run_evaluation(trainer: Trainer, kind: str, loader: Any, limit: float, metrics_kind: str | None = None) -> Any:
     """One validation/test/predict run: ``[metrics]`` for val/test, the step outputs for predict."""
     name, metrics_kind = _HOOK[kind], metrics_kind or kind
+    hooks = trainer.hooks
     with _grad_off(trainer):
-        trainer._call_module(f"on_{name}_model_eval")
-        trainer._metrics_reset(metrics_kind)
-        trainer._call_callbacks(f"on_{name}_start")
-        trainer._call_module(f"on_{name}_start")
-        trainer._call_callbacks(f"on_{name}_epoch_start")
-        trainer._call_module(f"on_{name}_epoch_start")
+        hooks.module(f"on_{name}_model_eval")
+        trainer.metrics.reset(metrics_kind)
+        hooks.fire(f"on_{name}_start")
+        hooks.fire(f"on_{name}_epoch_start")
         outputs = _run_batches(trainer, kind, loader, limit, metrics_kind)
-        trainer._call_callbacks(f"on_{name}_epoch_end")
-        trainer._call_module(f"on_{name}_epoch_end")
-        metrics = trainer._metrics_epoch_end(metrics_kind)
-        trainer._call_callbacks(f"on_{name}_end")
-        trainer._call_module(f"on_{name}_end")
+        with hooks.event(f"on_{name}_epoch_end"):
+            hooks.callbacks(f"on_{name}_epoch_end")
+            hooks.module(f"on_{name}_epoch_end")
+            metrics = trainer.metrics.epoch_end(metrics_kind)
+        hooks.fire(f"on_{name}_end")
         if kind != "predict":
-            trainer._call_module(f"on_{name}_model_train")
+            hooks.module(f"on_{name}_model_train")
     return outputs if kind == "predict" else [metrics]
 
 
@@ -76,17 +75,17 @@ def _grad_off(trainer: Trainer) -> contextlib.AbstractContextManager[Any]:
 
 
 def _run_batches(trainer: Trainer, kind: str, loader: Any, limit: float, metrics_kind: str) -> list[Any]:
-    name, outputs = _HOOK[kind], []
+    name, outputs, hooks = _HOOK[kind], [], trainer.hooks
     progress = ProgressBar(trainer.enable_progress_bar and trainer.is_global_zero and metrics_kind != "sanity")
     total = None if limit == float("inf") else int(limit)
     for batch_idx, batch, _ in batches(loader, limit):
-        batch = trainer._transfer_batch(batch)
-        trainer._call_callbacks(f"on_{name}_batch_start", batch, batch_idx)
-        trainer._call_module(f"on_{name}_batch_start", batch, batch_idx)
-        output = trainer._call_step(_STEP[kind], batch, batch_idx)
-        trainer._call_callbacks(f"on_{name}_batch_end", output, batch, batch_idx)
-        trainer._call_module(f"on_{name}_batch_end", output, batch, batch_idx)
-        trainer._metrics_batch_end(metrics_kind)
+        batch = trainer.metrics.current_batch = hooks.transfer_batch(batch)
+        hooks.fire(f"on_{name}_batch_start", batch, batch_idx)
+        output = hooks.step(_STEP[kind], batch, batch_idx)
+        with hooks.event(f"on_{name}_batch_end"):
+            hooks.callbacks(f"on_{name}_batch_end", output, batch, batch_idx)
+            hooks.module(f"on_{name}_batch_end", output, batch, batch_idx)
+            trainer.metrics.batch_end(metrics_kind)
         if kind == "predict":
             outputs.append(output)
         if progress.enabled:

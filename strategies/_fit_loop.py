@@ -10,6 +10,7 @@ from strategies._data import limit_batches, set_sampler_epoch
 from strategies._evaluation import batches, isolate_rng, run_evaluation
 from strategies._optimization import automatic_step, manual_step
 from strategies._progress import ProgressBar
+from strategies.module import TrainModule, _has_own
 
 if TYPE_CHECKING:
     from strategies.trainer import Trainer
@@ -37,39 +38,39 @@ class FitLoop:
             self._sanity_check()
         self._setup_train_data()
         if self._validation_enabled() and self.val_loader is None:
-            self.val_loader = trainer._request_loader("val")
+            self.val_loader = trainer.hooks.loader("val")
         if self._done():
             return
-        trainer._call_callbacks("on_train_start")
-        trainer._call_module("on_train_start")
+        trainer.hooks.fire("on_train_start")
         while not self._done():
             self._epoch()
         self.progress.close()
-        trainer._call_callbacks("on_train_end")
-        trainer._call_module("on_train_end")
+        trainer.hooks.fire("on_train_end")
 
     # -- setup ------------------------------------------------------------------------------
 
     def _validation_enabled(self) -> bool:
         trainer = self.trainer
-        return trainer._has_validation_step() and trainer.limits["val"] != 0
+        return _has_own(trainer.strategy.module, "validation_step", TrainModule) and trainer.limits["val"] != 0
 
     def _sanity_check(self) -> None:
         trainer = self.trainer
         if not self._validation_enabled() or trainer.num_sanity_val_steps == 0 or trainer.state.global_step > 0:
             return
         trainer.sanity_checking = True
-        trainer._call_callbacks("on_sanity_check_start")
-        self.val_loader = trainer._request_loader("val")
+        with trainer.hooks.event("on_sanity_check_start"):
+            trainer.hooks.callbacks("on_sanity_check_start")
+        self.val_loader = trainer.hooks.loader("val")
         if self.val_loader is not None:
             limit = min(trainer.num_sanity_val_steps, self._val_limit())
             run_evaluation(trainer, "val", self.val_loader, limit, metrics_kind="sanity")
-        trainer._call_callbacks("on_sanity_check_end")
+        with trainer.hooks.event("on_sanity_check_end"):
+            trainer.hooks.callbacks("on_sanity_check_end")
         trainer.sanity_checking = False
 
     def _setup_train_data(self) -> None:
         trainer = self.trainer
-        self.train_loader = trainer._request_loader("train")
+        self.train_loader = trainer.hooks.loader("train")
         if self.train_loader is None:
             raise ValueError(
                 "No training data: pass `train_dataloaders` to `fit`, a DataModule with `train_dataloader`, "
@@ -127,9 +128,8 @@ class FitLoop:
     def _epoch(self) -> None:
         trainer, state = self.trainer, self.trainer.state
         set_sampler_epoch(self.train_loader, state.epoch)
-        trainer._metrics_reset("train")
-        trainer._call_callbacks("on_train_epoch_start")
-        trainer._call_module("on_train_epoch_start")
+        trainer.metrics.reset("train")
+        trainer.hooks.fire("on_train_epoch_start")
         skip, finished = state.step_in_epoch, False
         for batch_idx, batch, is_last in batches(self.train_loader, self.num_batches):
             if batch_idx < skip:
@@ -146,10 +146,12 @@ class FitLoop:
         trainer, state = self.trainer, self.trainer.state
         # A checkpoint saved from here on resumes at the next epoch when this one ran all its batches.
         state.epoch_done = finished
-        trainer._call_callbacks("on_train_epoch_end", monitoring=False)
-        trainer._call_module("on_train_epoch_end")
-        trainer._metrics_epoch_end("train")
-        trainer._call_callbacks("on_train_epoch_end", monitoring=True)
+        hooks = trainer.hooks
+        with hooks.event("on_train_epoch_end"):  # the monitoring callbacks see the epoch's metrics
+            hooks.callbacks("on_train_epoch_end", monitoring=False)
+            hooks.module("on_train_epoch_end")
+            trainer.metrics.epoch_end("train")
+            hooks.callbacks("on_train_epoch_end", monitoring=True)
         if finished:
             self._step_schedulers("epoch", plateau=True)
         self._check_max_time()
@@ -162,9 +164,9 @@ class FitLoop:
     def _batch(self, batch: Any, batch_idx: int, is_last: bool) -> bool:
         """One training batch; True ends the epoch (``on_train_batch_start`` returned -1)."""
         trainer, state = self.trainer, self.trainer.state
-        batch = trainer._transfer_batch(batch)
-        trainer._call_callbacks("on_train_batch_start", batch, batch_idx)
-        if trainer._call_module("on_train_batch_start", batch, batch_idx) == -1:
+        hooks = trainer.hooks
+        batch = trainer.metrics.current_batch = hooks.transfer_batch(batch)
+        if hooks.fire("on_train_batch_start", batch, batch_idx) == -1:
             return True
         accumulating = (batch_idx + 1) % trainer.accumulate_grad_batches != 0 and not is_last
         if trainer.strategy.module.automatic_optimization:
@@ -177,16 +179,17 @@ class FitLoop:
             self._step_schedulers("epoch", plateau=False)
         # Counted before the batch-end hooks, so a checkpoint saved there resumes after this batch.
         state.step_in_epoch = batch_idx + 1
-        trainer._call_callbacks("on_train_batch_end", output, batch, batch_idx)
-        trainer._call_module("on_train_batch_end", output, batch, batch_idx)
-        trainer._metrics_batch_end("train")
+        with hooks.event("on_train_batch_end"):
+            hooks.callbacks("on_train_batch_end", output, batch, batch_idx)
+            hooks.module("on_train_batch_end", output, batch, batch_idx)
+            trainer.metrics.batch_end("train")
         if self.progress.enabled:
             total = None if self.num_batches == _INF else int(self.num_batches)
             self.progress.update("train", state.epoch, batch_idx + 1, total, trainer.progress_bar_metrics)
         self._check_max_time()
         if self._should_validate(batch_idx, is_last):
             if not accumulating:
-                trainer._call_module("on_validation_model_zero_grad")
+                hooks.module("on_validation_model_zero_grad")
             run_evaluation(trainer, "val", self.val_loader, self._val_limit())
         if not accumulating:
             self._step_schedulers("step", plateau=True, batch_idx=batch_idx)
@@ -231,7 +234,7 @@ class FitLoop:
                         raise RuntimeError(message)
                     warnings.warn(message, RuntimeWarning, stacklevel=2)
                     continue
-            trainer._call_module("lr_scheduler_step", config["scheduler"], metric)
+            trainer.hooks.module("lr_scheduler_step", config["scheduler"], metric)
 
 
 def _limit(loader: Any, limit: float | None) -> int | float:

@@ -1,19 +1,19 @@
-"""How the Trainer calls hooks: recorded, with ``_current_fx`` set, in Lightning's owner order."""
+"""``HookCaller``: how the Trainer calls hooks (recorded, with ``current_fx`` set, in Lightning's owner order)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
-
-import torch
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from strategies._data import inject_distributed_sampler
-from strategies._optimization import backward
+from strategies.callbacks import HookRecorder
 from strategies.module import DataModule, TrainModule, _has_own
 
 if TYPE_CHECKING:
-    from strategies.callbacks import Callback, HookRecorder
-    from strategies.strategy import Strategy
-    from strategies.trainer import Trainer, TrainerState
+    import torch
+
+    from strategies.trainer import Trainer
 
 _LOADER_HOOK = {
     "train": "train_dataloader",
@@ -23,81 +23,141 @@ _LOADER_HOOK = {
 }
 
 
-class _HookCalls:
-    """Mixed into ``Trainer``: the loops call hooks, steps, dataloaders and batch transfer through these."""
+class HookCaller:
+    """Calls the hooks of a Trainer's module, datamodule, callbacks and strategy: ``trainer.hooks``.
 
-    if TYPE_CHECKING:  # the Trainer's, which this class is mixed into
-        strategy: Strategy
-        state: TrainerState
-        callbacks: list[Callback]
-        datamodule: DataModule | None
-        use_distributed_sampler: bool
-        _recorder: HookRecorder | None
-        _current_fx: str | None
-        _given_loaders: dict[str, Any]
+    Every hook the Trainer calls goes through ``call``, which records it (``record_hooks=True``)
+    and names it in ``current_fx`` while it runs (``self.log`` reads it to pick Lightning's
+    ``on_step``/``on_epoch`` defaults). The loops call hooks as *events*: ``fire(hook, *args)``
+    is ``before(hook)``, every callback's ``hook``, the module's ``hook``, ``after(hook)``; an
+    event with more inside (``on_train_epoch_end``: the callbacks, the module, the epoch's
+    metrics, then the monitoring callbacks) is a ``with event(hook):`` block.
 
-        @property
-        def global_rank(self) -> int: ...
+    Extending it: subclass it and name the subclass in ``Trainer.hooks_class``. Override
+    ``before``/``after`` to run more hooks at an event's start and end (each through ``call``, so
+    they are recorded and can log), ``call`` to see or change every single hook call, and
+    ``on_run_exception`` to end a failed run quietly. ``compat.Trainer`` runs the Lightning 1.x
+    hooks this way (``compat/_hooks.py``).
 
-    def _record(self, name: str) -> None:
-        if self._recorder is not None:
-            self._recorder.record(self.global_rank, self.state.stage or "", name)
+    Args:
+        trainer: the Trainer whose hooks this calls.
+        record_hooks: keep every lifecycle step and hook call in ``recorder``.
+    """
 
-    def _call(self, owner: str, obj: Any, hook: str, *args: Any, **kwargs: Any) -> Any:
-        """Call one hook, recorded as ``owner.hook``, with ``_current_fx`` naming it meanwhile."""
-        if self._recorder is not None:
-            self._recorder.record(self.global_rank, self.state.stage or "", f"{owner}.{hook}")
-        previous, self._current_fx = self._current_fx, hook
+    def __init__(self, trainer: Trainer, record_hooks: bool = False) -> None:
+        self.trainer = trainer
+        self.recorder: HookRecorder | None = HookRecorder() if record_hooks else None
+        self.current_fx: str | None = None
+        """The hook running now (the innermost), or None between hooks."""
+
+    # -- the extension points -------------------------------------------------------------------
+
+    def before(self, hook: str) -> None:
+        """Called when the event ``hook`` starts, before any of its calls (nothing by default)."""
+
+    def after(self, hook: str) -> None:
+        """Called when the event ``hook`` has ended, after its last call (nothing by default)."""
+
+    def on_run_exception(self, exception: BaseException) -> bool:
+        """Called when a run failed, after the ``on_exception`` hooks and the strategy's teardown.
+
+        Return True to end the run without raising (the entry point then returns None); the
+        default re-raises every exception.
+        """
+        return False
+
+    # -- calling hooks ----------------------------------------------------------------------------
+
+    def record(self, name: str) -> None:
+        """Add a lifecycle step (``strategy.setup``, ...) to the record, when recording."""
+        if self.recorder is not None:
+            trainer = self.trainer
+            self.recorder.record(trainer.global_rank, trainer.state.stage or "", name)
+
+    def call(self, owner: str, obj: Any, hook: str, *args: Any, **kwargs: Any) -> Any:
+        """Call ``obj.hook(*args, **kwargs)``, recorded as ``owner.hook``, with ``current_fx`` naming it meanwhile.
+
+        ``owner`` is ``"module"``, ``"datamodule"``, ``"callback"`` or ``"strategy"`` (the steps,
+        called through the strategy so that its wrapper sees them, are recorded as ``module``).
+        """
+        self.record(f"{owner}.{hook}")
+        previous, self.current_fx = self.current_fx, hook
         try:
             return getattr(obj, hook)(*args, **kwargs)
         finally:
-            self._current_fx = previous
+            self.current_fx = previous
 
-    def _call_module(self, hook: str, *args: Any, **kwargs: Any) -> Any:
-        return self._call("module", self.strategy.module, hook, *args, **kwargs)
+    def module(self, hook: str, *args: Any, **kwargs: Any) -> Any:
+        """The module's ``hook``."""
+        return self.call("module", self.trainer.strategy.module, hook, *args, **kwargs)
 
-    def _call_callbacks(self, hook: str, *args: Any, monitoring: bool | None = None) -> None:
-        """Every callback's ``hook``; ``monitoring`` picks only the monitoring ones (True) or the others (False)."""
-        module = self.strategy.module
-        for callback in self.callbacks:
+    def datamodule(self, hook: str, *args: Any, **kwargs: Any) -> Any:
+        """The datamodule's ``hook`` (nothing without a datamodule)."""
+        datamodule = self.trainer.datamodule
+        return None if datamodule is None else self.call("datamodule", datamodule, hook, *args, **kwargs)
+
+    def callbacks(self, hook: str, *args: Any, monitoring: bool | None = None) -> None:
+        """Every callback's ``hook(trainer, module, *args)``; ``monitoring`` picks only the monitoring
+        ones (True: ``ModelCheckpoint``, ``EarlyStopping``) or the others (False)."""
+        trainer = self.trainer
+        module = trainer.strategy.module
+        for callback in trainer.callbacks:
             if monitoring is None or getattr(callback, "_monitors", False) == monitoring:
-                self._call("callback", callback, hook, self, module, *args)
+                self.call("callback", callback, hook, trainer, module, *args)
 
-    def _call_step(self, name: str, batch: Any, batch_idx: int) -> Any:
+    def step(self, name: str, batch: Any, batch_idx: int) -> Any:
         """``training_step``/``validation_step``/... through the strategy (so the wrapper sees it)."""
-        return self._call("module", self.strategy, name, batch, batch_idx)
+        return self.call("module", self.trainer.strategy, name, batch, batch_idx)
 
-    def _backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
-        backward(cast("Trainer", self), loss, *args, **kwargs)
+    @contextlib.contextmanager
+    def event(self, hook: str) -> Iterator[None]:
+        """``before(hook)``, the block, ``after(hook)`` (not called when the block raises)."""
+        self.before(hook)
+        yield
+        self.after(hook)
 
-    def _has_validation_step(self) -> bool:
-        return _has_own(self.strategy.module, "validation_step", TrainModule)
+    def fire(self, hook: str, *args: Any) -> Any:
+        """The event ``hook``: every callback's, then the module's; returns the module's result."""
+        with self.event(hook):
+            self.callbacks(hook, *args)
+            result = self.module(hook, *args)
+        return result
 
-    def _request_loader(self, kind: str) -> Any:
-        """The stage's loader: the one passed in, else the datamodule's hook, else the module's (Lightning's order)."""
+    # -- hooks with a job ---------------------------------------------------------------------
+
+    def backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
+        """``on_before_backward``, ``module.backward``, ``on_after_backward`` (Lightning's order)."""
+        self.fire("on_before_backward", loss)
+        self.module("backward", loss, *args, **kwargs)
+        self.fire("on_after_backward")
+
+    def loader(self, kind: str) -> Any:
+        """The loader of ``kind`` (``"train"``, ``"val"``, ...): the one passed in, else the datamodule's
+        hook, else the module's (Lightning's order), with a ``DistributedSampler`` where one is due."""
+        trainer = self.trainer
         hook = _LOADER_HOOK[kind]
-        loader = self._given_loaders.get(kind)
-        if loader is None and self.datamodule is not None:
-            if _has_own(self.datamodule, hook, DataModule):
-                loader = self._call("datamodule", self.datamodule, hook)
-        elif loader is None and _has_own(self.strategy.module, hook, TrainModule):
-            loader = self._call_module(hook)
-        if loader is not None and self.use_distributed_sampler:
-            loader = inject_distributed_sampler(loader, self.strategy.distributed_sampler_kwargs, kind == "train")
+        loader = trainer._given_loaders.get(kind)
+        if loader is None:
+            owner: Any = trainer.datamodule if trainer.datamodule is not None else trainer.strategy.module
+            if _has_own(owner, hook, DataModule if owner is trainer.datamodule else TrainModule):
+                with self.event(hook):
+                    loader = self.call("datamodule" if owner is trainer.datamodule else "module", owner, hook)
+        if loader is not None and trainer.use_distributed_sampler:
+            loader = inject_distributed_sampler(loader, trainer.strategy.distributed_sampler_kwargs, kind == "train")
         return loader
 
-    def _transfer_batch(self, batch: Any) -> Any:
+    def transfer_batch(self, batch: Any) -> Any:
         """The precision's cast, then the three batch-transfer hooks (the datamodule's where it overrides one)."""
-        batch = self.strategy.precision.convert_input(batch)
-        device = self.strategy.root_device
+        trainer = self.trainer
+        batch = trainer.strategy.precision.convert_input(batch)
+        device = trainer.strategy.root_device
         for hook, args in (
             ("on_before_batch_transfer", (0,)),
             ("transfer_batch_to_device", (device, 0)),
             ("on_after_batch_transfer", (0,)),
         ):
-            if self.datamodule is not None and _has_own(self.datamodule, hook, DataModule):
-                batch = self._call("datamodule", self.datamodule, hook, batch, *args)
+            if trainer.datamodule is not None and _has_own(trainer.datamodule, hook, DataModule):
+                batch = self.datamodule(hook, batch, *args)
             else:
-                batch = self._call_module(hook, batch, *args)
-        self._current_batch = batch  # self.log reads the batch size from it
+                batch = self.module(hook, batch, *args)
         return batch

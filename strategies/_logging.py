@@ -1,13 +1,14 @@
 """The Trainer's logging side: ``self.log`` storage, loggers, checkpoint/early-stopping lookups.
 
-The loops tell the mixin where they are with three calls, per loop kind (``"train"``, ``"val"``,
-``"test"``, ``"predict"``, ``"sanity"``):
+``trainer.metrics`` (a ``TrainerMetrics``) stores what ``self.log`` gets. The loops tell it where
+they are with three calls, per loop kind (``"train"``, ``"val"``, ``"test"``, ``"predict"``,
+``"sanity"``):
 
-- ``_metrics_reset(kind)`` when the loop (an epoch of it) starts;
-- ``_metrics_batch_end(kind)`` after each batch's ``on_*_batch_end`` hooks: training step
+- ``reset(kind)`` when the loop (an epoch of it) starts;
+- ``batch_end(kind)`` after each batch's ``on_*_batch_end`` hooks: training step
   values go to the loggers every ``log_every_n_steps`` optimizer steps; evaluation values
   logged ``on_step`` go to them every batch, as Lightning does;
-- ``_metrics_epoch_end(kind)`` after the module's ``on_*_epoch_end`` hooks and before the
+- ``epoch_end(kind)`` after the module's ``on_*_epoch_end`` hooks and before the
   monitoring callbacks (``ModelCheckpoint``, ``EarlyStopping``) run: epoch values are computed,
   synced over ranks where ``sync_dist=True``, stored in ``callback_metrics`` and sent to the
   loggers. The sanity check logs nothing.
@@ -53,12 +54,13 @@ def default_logger(save_dir: str) -> Logger:
     return CSVLogger(save_dir)
 
 
-class _LoggingMixin:
-    """Logging state and properties of the Trainer (see the module docstring for the loop calls)."""
+class _LoggerProperties:
+    """The Trainer's loggers and the callbacks' lookups (mixed into ``Trainer``; it reads only its own state,
+    ``self.callbacks`` and ``self.metrics``)."""
 
-    strategy: Any
-    state: Any
     callbacks: list[Any]
+    metrics: TrainerMetrics
+    strategy: Any
 
     def _configure_logging(
         self,
@@ -87,18 +89,6 @@ class _LoggingMixin:
             )
         if enable_checkpointing and not given:
             self.callbacks.append(ModelCheckpoint())
-        self._callback_metrics: dict[str, torch.Tensor] = {}
-        self._logged_metrics: dict[str, torch.Tensor] = {}
-        self._pbar_metrics: dict[str, torch.Tensor] = {}
-        self._results: dict[str, _Results] = {}
-        self._active: list[str] = []
-        self._run_state: Any = None
-        self._versions_agreed = False
-        self._logger_step = 0
-        self._seen_global_step = 0
-        self._eval_batches = 0
-        self._logged_hparams: dict[str, Any] | None = None
-        self._warned: set[str] = set()
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -138,21 +128,21 @@ class _LoggingMixin:
     @property
     def callback_metrics(self) -> dict[str, torch.Tensor]:
         """Every logged value by name (also ``x_step``/``x_epoch``): what callbacks monitor."""
-        return self._callback_metrics
+        return self.metrics.callback_metrics
 
     @callback_metrics.setter
     def callback_metrics(self, metrics: dict[str, torch.Tensor]) -> None:
-        self._callback_metrics = metrics
+        self.metrics.callback_metrics = metrics
 
     @property
     def logged_metrics(self) -> dict[str, torch.Tensor]:
         """The latest value of every metric logged with ``logger=True``, under the name the loggers see."""
-        return self._logged_metrics
+        return self.metrics.logged_metrics
 
     @property
     def progress_bar_metrics(self) -> dict[str, float]:
         """The metrics logged with ``prog_bar=True``, as numbers."""
-        return {k: float(v) for k, v in self._pbar_metrics.items()}
+        return {k: float(v) for k, v in self.metrics.progress_bar_metrics.items()}
 
     @property
     def checkpoint_callbacks(self) -> list[Any]:
@@ -178,9 +168,48 @@ class _LoggingMixin:
         found = self.early_stopping_callbacks
         return found[0] if found else None
 
+    def _finalize_loggers(self, status: str = "success") -> None:
+        """Close the loggers (the Trainer calls it when a run ends)."""
+        if self.strategy.is_global_zero:
+            for logger in self._loggers:
+                logger.finalize(status)
+
+
+class TrainerMetrics:
+    """What ``self.log`` feeds and the loggers get: ``trainer.metrics`` (see the module docstring).
+
+    ``callback_metrics``, ``logged_metrics`` and ``progress_bar_metrics`` hold the latest value of
+    each name (tensors; ``trainer.progress_bar_metrics`` gives them as numbers). The loops drive it
+    with ``reset``/``batch_end``/``epoch_end`` and tell it the batch being run in
+    ``current_batch`` (``self.log`` infers the batch size from it). It reads the hook running from
+    ``trainer.hooks.current_fx`` and the loggers, strategy and state from the Trainer.
+
+    A subclass named in ``Trainer.metrics_class`` can extend it (e.g. override ``log``).
+
+    Args:
+        trainer: the Trainer whose metrics these are.
+    """
+
+    def __init__(self, trainer: Any) -> None:
+        self.trainer = trainer
+        self.callback_metrics: dict[str, torch.Tensor] = {}
+        self.logged_metrics: dict[str, torch.Tensor] = {}
+        self.progress_bar_metrics: dict[str, torch.Tensor] = {}
+        self.current_batch: Any = None
+        """The batch being run, after its transfer hooks."""
+        self._results: dict[str, _Results] = {}
+        self._active: list[str] = []
+        self._run_state: Any = None
+        self._versions_agreed = False
+        self._logger_step = 0
+        self._seen_global_step = 0
+        self._eval_batches = 0
+        self._logged_hparams: dict[str, Any] | None = None
+        self._warned: set[str] = set()
+
     # -- self.log ------------------------------------------------------------------------------
 
-    def _log_metric(
+    def log(
         self,
         name: str,
         value: Any,
@@ -198,9 +227,10 @@ class _LoggingMixin:
         rank_zero_only: bool = False,
     ) -> None:
         """Store one ``self.log`` value with Lightning's semantics (see ``TrainModule.log``)."""
+        trainer = self.trainer
         self._check_new_run()
         kind = self._active[-1] if self._active else None
-        fx = getattr(self, "_current_fx", None) or LOOP_STEP_HOOK.get(kind or "")
+        fx = trainer.hooks.current_fx or LOOP_STEP_HOOK.get(kind or "")
         if fx is None:
             raise RuntimeError(
                 f"`self.log({name!r}, ...)` was called outside the Trainer's loops: log inside a step or "
@@ -208,7 +238,7 @@ class _LoggingMixin:
             )
         step, epoch = resolve_levels(fx, kind, name, on_step, on_epoch)
         tensor = to_tensor(value, name, enable_graph)
-        if logger and not self._loggers:
+        if logger and not trainer.loggers:
             self._warn_once(
                 f"no-logger:{name}",
                 f"`self.log({name!r}, ..., logger=True)` has no logger to go to: "
@@ -222,29 +252,29 @@ class _LoggingMixin:
             on_step=step,
             on_epoch=epoch,
             reduce_fx=parse_reduce_fx(reduce_fx, name),
-            sync=bool(sync_dist) and not rank_zero_only and self.strategy.world_size > 1,
+            sync=bool(sync_dist) and not rank_zero_only and trainer.strategy.world_size > 1,
         )
         results = self._results.setdefault(kind or _kind_of_hook(fx), _Results())
         entry = results.entry(fx, name, options)
         if batch_size is None and epoch and options.reduce_fx == "mean":
-            batch_size = batch_size_of(getattr(self, "_current_batch", None))
+            batch_size = batch_size_of(self.current_batch)
         entry.update(tensor, int(batch_size or 1), self._sync)
         if step and entry.last is not None:
             shown = entry.names()[0]
             if options.logger:
-                self._logged_metrics[shown] = entry.last
+                self.logged_metrics[shown] = entry.last
             if kind == "train":
-                self._callback_metrics[name] = self._callback_metrics[shown] = entry.last
+                self.callback_metrics[name] = self.callback_metrics[shown] = entry.last
             if options.prog_bar:
-                self._pbar_metrics[shown] = entry.last
+                self.progress_bar_metrics[shown] = entry.last
 
     def _sync(self, tensor: torch.Tensor, reduce_op: str) -> torch.Tensor:
-        reduced: torch.Tensor = self.strategy.reduce(tensor, reduce_op)
+        reduced: torch.Tensor = self.trainer.strategy.reduce(tensor, reduce_op)
         return reduced
 
     # -- loop notifications ----------------------------------------------------------------------
 
-    def _metrics_reset(self, kind: str) -> None:
+    def reset(self, kind: str) -> None:
         """A loop of ``kind`` starts (or a new epoch of it): later logs belong to it."""
         _check_kind(kind)
         self._check_new_run()
@@ -255,29 +285,28 @@ class _LoggingMixin:
         if not self._active or self._active[-1] != kind:
             self._active.append(kind)
 
-    def _metrics_batch_end(self, kind: str) -> None:
+    def batch_end(self, kind: str) -> None:
         """After a batch's ``on_*_batch_end`` hooks: step values to the loggers when it is time."""
         _check_kind(kind)
+        trainer = self.trainer
         results = self._results.get(kind)
         if kind == "train":
             step = self._logger_step
             if not self._batch_stepped():
                 return
             self._logger_step += 1
-            every = self.log_every_n_steps
+            every = trainer.log_every_n_steps
             due = every > 0 and (step + 1) % every == 0
-            if results is not None and (
-                due or getattr(self, "should_stop", False) or getattr(self, "fast_dev_run", False)
-            ):
+            if results is not None and (due or trainer.should_stop or trainer.fast_dev_run):
                 self._send(results.step_view(training=True)[0], step, with_epoch=True)
         elif kind in ("val", "test"):
             step, self._eval_batches = self._eval_batches, self._eval_batches + 1
             if results is not None:
                 logged = results.step_view(training=False)[0]
-                self._logged_metrics.update(logged)
+                self.logged_metrics.update(logged)
                 self._send(logged, step)
 
-    def _metrics_epoch_end(self, kind: str) -> dict[str, float]:
+    def epoch_end(self, kind: str) -> dict[str, float]:
         """After the ``on_*_epoch_end`` hooks: compute, sync and report the epoch values of ``kind``."""
         _check_kind(kind)
         if self._active and self._active[-1] == kind:
@@ -285,7 +314,7 @@ class _LoggingMixin:
         results = self._results.pop(kind, None)
         if kind == "sanity" or results is None:
             return {}
-        if self.strategy.world_size > 1:
+        if self.trainer.strategy.world_size > 1:
             for name in results.unsynced_epoch_names():
                 self._warn_once(
                     f"sync:{name}",
@@ -293,21 +322,22 @@ class _LoggingMixin:
                     f"pass `sync_dist=True` to reduce it over all ranks.",
                 )
         logged, callback, pbar = results.epoch_view(self._sync)
-        self._logged_metrics.update(logged)
-        self._callback_metrics.update(callback)
-        self._pbar_metrics.update(pbar)
-        in_fit = getattr(self.state, "stage", None) == "fit"
+        self.logged_metrics.update(logged)
+        self.callback_metrics.update(callback)
+        self.progress_bar_metrics.update(pbar)
+        in_fit = self.trainer.state.stage == "fit"
         self._send(logged, max(self._logger_step - 1, 0) if in_fit else self._logger_step, with_epoch=True)
         return {k: float(v) for k, v in logged.items()}
 
     def _send(self, metrics: dict[str, torch.Tensor], step: int, with_epoch: bool = False) -> None:
         """To the loggers (rank 0); training and epoch rows carry an ``epoch`` column, as in Lightning."""
-        if not metrics or not self._loggers or not self.strategy.is_global_zero:
+        loggers = self.trainer.loggers
+        if not metrics or not loggers or not self.trainer.strategy.is_global_zero:
             return
         scalars: dict[str, float] = {k: float(v) for k, v in metrics.items()}
         if with_epoch:
-            scalars.setdefault("epoch", self._current_epoch())
-        for logger in self._loggers:
+            scalars.setdefault("epoch", int(self.trainer.state.epoch))
+        for logger in loggers:
             logger.log_metrics(scalars, step)
             logger.save()
 
@@ -315,15 +345,16 @@ class _LoggingMixin:
 
     def _check_new_run(self) -> None:
         """At a run's first logging call (``Trainer._run`` makes a new ``state`` per run): start afresh."""
-        if self._run_state is self.state:
+        state = self.trainer.state
+        if self._run_state is state:
             return
-        self._run_state = self.state
-        self._callback_metrics.clear()
-        self._logged_metrics.clear()
-        self._pbar_metrics.clear()
+        self._run_state = state
+        self.callback_metrics.clear()
+        self.logged_metrics.clear()
+        self.progress_bar_metrics.clear()
         self._results.clear()
         self._active.clear()
-        self._seen_global_step = self._logger_step = int(getattr(self.state, "global_step", 0))
+        self._seen_global_step = self._logger_step = int(state.global_step)
         self._log_hyperparams()
 
     def _agree_logger_versions(self) -> None:
@@ -331,73 +362,56 @@ class _LoggingMixin:
         if self._versions_agreed:
             return
         self._versions_agreed = True
-        if self.strategy.world_size > 1 and self._loggers:
-            versions = self.strategy.broadcast([logger.version for logger in self._loggers])
-            for logger, version in zip(self._loggers, versions, strict=False):
+        strategy, loggers = self.trainer.strategy, self.trainer.loggers
+        if strategy.world_size > 1 and loggers:
+            versions = strategy.broadcast([logger.version for logger in loggers])
+            for logger, version in zip(loggers, versions, strict=False):
                 if hasattr(logger, "_version"):
                     logger._version = version
 
     def _log_hyperparams(self) -> None:
-        if not self._loggers or not self.strategy.is_global_zero:
+        trainer = self.trainer
+        if not trainer.loggers or not trainer.strategy.is_global_zero:
             return
         params: dict[str, Any] = {}
-        for owner in (getattr(self, "datamodule", None), getattr(self.strategy, "module", None)):
+        for owner in (trainer.datamodule, trainer.strategy.module):
             hparams = getattr(owner, "hparams", None)
             if isinstance(hparams, Mapping):
                 params.update(hparams)
         if not params or params == self._logged_hparams:
             return
         self._logged_hparams = dict(params)
-        for logger in self._loggers:
+        for logger in trainer.loggers:
             logger.log_hyperparams(params)
             logger.save()
 
     def _batch_stepped(self) -> bool:
         """Whether the batch just finished stepped an optimizer (accumulating batches log nothing)."""
-        global_step = int(getattr(self.state, "global_step", 0))
+        global_step = int(self.trainer.state.global_step)
         stepped = global_step != self._seen_global_step
         self._seen_global_step = global_step
-        module = getattr(self.strategy, "module", None)
-        return stepped or not getattr(module, "automatic_optimization", True)
-
-    def _current_epoch(self) -> int:
-        return int(getattr(self.state, "epoch", 0))
-
-    def _finalize_loggers(self, status: str = "success") -> None:
-        """Close the loggers (the Trainer calls it when a run ends)."""
-        if self.strategy.is_global_zero:
-            for logger in self._loggers:
-                logger.finalize(status)
+        return stepped or not getattr(self.trainer.strategy.module, "automatic_optimization", True)
 
     def _warn_once(self, key: str, message: str) -> None:
-        if key not in self._warned and self.strategy.is_global_zero:
+        if key not in self._warned and self.trainer.strategy.is_global_zero:
             self._warned.add(key)
             warnings.warn(message, UserWarning, stacklevel=4)
 
     # -- ddp_spawn: what rank 0 sends back ---------------------------------------------------
 
-    def _logging_worker_output(self) -> dict[str, Any]:
-        """Plain data for the caller of a spawned run: metrics, logger versions, checkpoint results."""
-        cpu = {k: v.detach().cpu() for k, v in self._callback_metrics.items()}
+    def worker_output(self) -> dict[str, dict[str, torch.Tensor]]:
+        """The three metric dicts as CPU tensors, for the caller of a spawned run."""
         return {
-            "callback_metrics": cpu,
-            "logged_metrics": {k: v.detach().cpu() for k, v in self._logged_metrics.items()},
-            "progress_bar_metrics": {k: v.detach().cpu() for k, v in self._pbar_metrics.items()},
-            "logger_versions": [getattr(logger, "_version", None) for logger in self._loggers],
-            "checkpoints": [cb.state_dict() for cb in self.checkpoint_callbacks],
+            "callback_metrics": {k: v.detach().cpu() for k, v in self.callback_metrics.items()},
+            "logged_metrics": {k: v.detach().cpu() for k, v in self.logged_metrics.items()},
+            "progress_bar_metrics": {k: v.detach().cpu() for k, v in self.progress_bar_metrics.items()},
         }
 
-    def _logging_recover(self, output: dict[str, Any]) -> None:
-        """Apply ``_logging_worker_output`` in the caller's process."""
-        self._callback_metrics.update(output["callback_metrics"])
-        self._logged_metrics.update(output["logged_metrics"])
-        self._pbar_metrics.update(output["progress_bar_metrics"])
-        for logger, version in zip(self._loggers, output["logger_versions"], strict=False):
-            if version is not None and hasattr(logger, "_version"):
-                logger._version = version
-        for callback, state in zip(self.checkpoint_callbacks, output["checkpoints"], strict=False):
-            callback.dirpath = state["dirpath"]  # resolved in the workers' setup, which the caller never ran
-            callback.load_state_dict(state)
+    def recover(self, output: dict[str, dict[str, torch.Tensor]]) -> None:
+        """Apply ``worker_output`` in the caller's process."""
+        self.callback_metrics.update(output["callback_metrics"])
+        self.logged_metrics.update(output["logged_metrics"])
+        self.progress_bar_metrics.update(output["progress_bar_metrics"])
 
 
 def _resolve_loggers(logger: Any, save_dir: str) -> list[Logger]:

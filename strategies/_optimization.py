@@ -38,11 +38,10 @@ class OptimizerProxy:
         """Closure, ``on_before_optimizer_step`` hooks, clipping, then the optimizer step."""
         trainer = self._trainer
         loss = closure() if closure is not None else None
-        trainer._call_callbacks("on_before_optimizer_step", self._optimizer)
-        trainer._call_module("on_before_optimizer_step", self._optimizer)
+        trainer.hooks.fire("on_before_optimizer_step", self._optimizer)
         module = trainer.strategy.module
         if module.automatic_optimization:
-            trainer._call_module(
+            trainer.hooks.module(
                 "configure_gradient_clipping",
                 self._optimizer,
                 gradient_clip_val=trainer.gradient_clip_val,
@@ -77,15 +76,6 @@ def clip_gradients(strategy: Strategy, optimizer: torch.optim.Optimizer, value: 
         raise ValueError(f"`gradient_clip_algorithm={algorithm!r}`: use 'norm' or 'value'.")
 
 
-def backward(trainer: Trainer, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
-    """``on_before_backward`` hooks, ``module.backward``, ``on_after_backward`` hooks (Lightning's order)."""
-    trainer._call_callbacks("on_before_backward", loss)
-    trainer._call_module("on_before_backward", loss)
-    trainer._call_module("backward", loss, *args, **kwargs)
-    trainer._call_callbacks("on_after_backward")
-    trainer._call_module("on_after_backward")
-
-
 def _split_output(output: Any) -> tuple[torch.Tensor | None, dict[str, Any]]:
     if isinstance(output, Mapping):
         if output.get("loss") is None:
@@ -110,7 +100,7 @@ def automatic_step(trainer: Trainer, batch: Any, batch_idx: int, accumulating: b
     first_of_window = batch_idx % trainer.accumulate_grad_batches == 0
 
     def closure() -> torch.Tensor | None:
-        loss, extra = _split_output(trainer._call_step("training_step", batch, batch_idx))
+        loss, extra = _split_output(trainer.hooks.step("training_step", batch, batch_idx))
         if loss is None and trainer.world_size > 1:
             raise RuntimeError(
                 "`training_step` returned None on a multi-process run: every rank must step together. "
@@ -120,25 +110,24 @@ def automatic_step(trainer: Trainer, batch: Any, batch_idx: int, accumulating: b
             loss = loss / trainer.accumulate_grad_batches
             result.update(loss=loss.detach().clone(), **extra)
         if first_of_window:
-            trainer._call_callbacks("on_before_zero_grad", optimizer)
-            trainer._call_module("on_before_zero_grad", optimizer)
-            trainer._call_module("optimizer_zero_grad", trainer.current_epoch, batch_idx, optimizer)
+            trainer.hooks.fire("on_before_zero_grad", optimizer)
+            trainer.hooks.module("optimizer_zero_grad", trainer.current_epoch, batch_idx, optimizer)
         if loss is not None:
-            backward(trainer, loss)
+            trainer.hooks.backward(loss)
         return loss
 
     if accumulating:
         with no_sync(trainer.strategy):
             closure()
     else:
-        trainer._call_module("optimizer_step", trainer.current_epoch, batch_idx, trainer._optimizer_proxies[0], closure)
+        trainer.hooks.module("optimizer_step", trainer.current_epoch, batch_idx, trainer._optimizer_proxies[0], closure)
         trainer.state.global_step += 1
     return result
 
 
 def manual_step(trainer: Trainer, batch: Any, batch_idx: int) -> dict[str, Any]:
     """``training_step`` steps its own optimizers; returns its output as a dict (a tensor is the "loss")."""
-    output = trainer._call_step("training_step", batch, batch_idx)
+    output = trainer.hooks.step("training_step", batch, batch_idx)
     if isinstance(output, Mapping):
         return dict(output)
     return {"loss": output.detach()} if isinstance(output, torch.Tensor) else {}

@@ -9,7 +9,8 @@ import torch
 from strategies.parallel import ParallelStrategy
 
 if TYPE_CHECKING:
-    from strategies.callbacks import HookCall, HookRecorder
+    from strategies._hook_calls import HookCaller
+    from strategies.callbacks import HookCall
     from strategies.precision import Precision
     from strategies.strategy import Strategy
     from strategies.trainer import TrainerState
@@ -28,13 +29,13 @@ _EVAL_HOOKS = frozenset(
 
 
 class _TrainerProperties:
-    """Mixed into ``Trainer``: everything here reads ``self.strategy``, ``self.state`` or the record."""
+    """Mixed into ``Trainer``: everything here reads ``self.strategy``, ``self.state`` or ``self.hooks``."""
 
     if TYPE_CHECKING:  # the Trainer's, which this class is mixed into
         strategy: Strategy
         state: TrainerState
-        _recorder: HookRecorder | None
-        _current_fx: str | None
+        hooks: HookCaller
+        _fit_optimizers: tuple[list[torch.optim.Optimizer], list[dict[str, Any]]]
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -95,13 +96,13 @@ class _TrainerProperties:
 
     @property
     def optimizers(self) -> list[torch.optim.Optimizer]:
-        """The optimizers ``configure_optimizers`` returned."""
-        return self.strategy.optimizers
+        """The optimizers ``configure_optimizers`` returned; after ``fit`` the last fit's, as in Lightning."""
+        return self.strategy.optimizers or self._fit_optimizers[0]
 
     @property
     def lr_scheduler_configs(self) -> list[dict[str, Any]]:
-        """The schedulers with their ``interval``/``frequency``/``monitor``."""
-        return self.strategy.lr_scheduler_configs
+        """The schedulers with their ``interval``/``frequency``/``monitor``; after ``fit`` the last fit's."""
+        return self.strategy.lr_scheduler_configs or self._fit_optimizers[1]
 
     @property
     def num_devices(self) -> int:
@@ -132,12 +133,12 @@ class _TrainerProperties:
     @property
     def training(self) -> bool:
         """Whether ``fit`` is running (outside its validation)."""
-        return self.state.stage == "fit" and self._current_fx not in _EVAL_HOOKS
+        return self.state.stage == "fit" and self.hooks.current_fx not in _EVAL_HOOKS
 
     @property
     def validating(self) -> bool:
         """Whether a validation run is going on."""
-        return self.state.stage == "validate" or self._current_fx in _EVAL_HOOKS
+        return self.state.stage == "validate" or self.hooks.current_fx in _EVAL_HOOKS
 
     @property
     def testing(self) -> bool:
@@ -152,6 +153,7 @@ class _TrainerProperties:
     @property
     def hook_record(self) -> list[HookCall]:
         """Every lifecycle step and hook call of this process (``record_hooks=True``)."""
-        if self._recorder is None:
+        recorder = self.hooks.recorder
+        if recorder is None:
             raise RuntimeError("The hook record is off: create the Trainer with `record_hooks=True`.")
-        return self._recorder.calls
+        return recorder.calls

@@ -216,8 +216,7 @@ class DeepSpeedStrategy(ParallelStrategy):
         self.model_to_device()
         optimizer = None
         if trainer.state.stage == "fit":
-            self._recorder("module.configure_optimizers")
-            optimizers, self.lr_scheduler_configs = parse_optimizers(module.configure_optimizers())
+            optimizers, self.lr_scheduler_configs = parse_optimizers(trainer.hooks.module("configure_optimizers"))
             if len(optimizers) != 1:
                 raise ValueError(
                     f"DeepSpeed runs exactly one optimizer; `configure_optimizers` returned {len(optimizers)}."

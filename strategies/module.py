@@ -125,7 +125,7 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
         if self._trainer is None:
             warnings.warn(f"`self.log({name!r}, ...)` outside a Trainer run does nothing.", stacklevel=2)
             return
-        self._trainer._log_metric(
+        self._trainer.metrics.log(
             name,
             value,
             prog_bar=prog_bar,
@@ -249,7 +249,7 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
             raise RuntimeError(
                 "`manual_backward` is for manual optimization: set `self.automatic_optimization = False`."
             )
-        self.trainer._backward(loss, *args, **kwargs)
+        self.trainer.hooks.backward(loss, *args, **kwargs)
 
     def backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
         """Back-propagate ``loss`` through the strategy (grad scaler, DeepSpeed engine)."""

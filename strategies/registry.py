@@ -17,7 +17,12 @@ class _Entry:
 
 
 class StrategyRegistry:
-    """Maps registry names to strategy classes with default keyword arguments."""
+    """Maps registry names to strategy classes with default keyword arguments.
+
+    ``Trainer.registry`` is the one the Trainer's ``strategy="..."`` names are looked up in. A
+    Trainer subclass with other classes for some names sets its own: ``registry =
+    Trainer.registry.copy()``, then ``registry.replace("ddp", MyDDPStrategy)``.
+    """
 
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
@@ -39,6 +44,24 @@ class StrategyRegistry:
             )
         entry = self._entries[name]
         return entry.cls(**{**entry.init_kwargs, **kwargs})
+
+    def replace(self, name: str, cls: type[Strategy]) -> None:
+        """Build ``name`` with ``cls`` from now on, keeping its description and default keyword arguments.
+
+        Raises:
+            ValueError: ``name`` is not registered (use ``register`` to add it).
+        """
+        if name not in self._entries:
+            raise ValueError(f"The strategy name {name!r} is not registered: add it with `register` first.")
+        entry = self._entries[name]
+        self._entries[name] = _Entry(cls, entry.description, entry.init_kwargs)
+
+    def copy(self) -> StrategyRegistry:
+        """An independent registry with the same names: registering or replacing in one leaves the other as it was."""
+        clone = StrategyRegistry()
+        for name, entry in self._entries.items():
+            clone._entries[name] = _Entry(entry.cls, entry.description, dict(entry.init_kwargs))
+        return clone
 
     def names(self) -> list[str]:
         """The registered names, sorted (``"auto"`` is resolved by the Trainer)."""

@@ -8,7 +8,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -21,7 +21,6 @@ from strategies.precision import Precision
 if TYPE_CHECKING:
     from strategies.environments import ClusterEnvironment
     from strategies.launchers.launcher import Launcher
-    from strategies.module import TrainModule
     from strategies.registry import StrategyRegistry
     from strategies.trainer import Trainer
 
@@ -183,11 +182,9 @@ class Strategy(ABC):
 
     def setup_optimizers(self, trainer: Trainer) -> None:
         """Build optimizers and schedulers from the module's ``configure_optimizers``."""
-        self._recorder("module.configure_optimizers")
         from strategies._optimizers import parse_optimizers
 
-        module = cast("TrainModule", self.module)  # the Trainer connects TrainModules
-        self.optimizers, self.lr_scheduler_configs = parse_optimizers(module.configure_optimizers())
+        self.optimizers, self.lr_scheduler_configs = parse_optimizers(trainer.hooks.module("configure_optimizers"))
 
     def teardown(self) -> None:
         """Release wrappers and optimizers and put the module back on the CPU; the group stays."""

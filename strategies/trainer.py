@@ -13,17 +13,19 @@ from strategies._checkpoint import dump_checkpoint, resolve_last, restore_checkp
 from strategies._connector import resolve_strategy
 from strategies._evaluation import run_evaluation
 from strategies._fit_loop import FitLoop, _limit
-from strategies._hook_calls import _LOADER_HOOK, _HookCalls
-from strategies._logging import _LoggingMixin
+from strategies._hook_calls import _LOADER_HOOK, HookCaller
+from strategies._logging import TrainerMetrics, _LoggerProperties
 from strategies._optimization import OptimizerProxy
 from strategies._summary import model_summary
 from strategies._trainer_properties import _TrainerProperties
-from strategies.callbacks import Callback, HookCall, HookRecorder
+from strategies.callbacks import Callback, HookCall
 from strategies.module import DataModule, TrainModule, _has_own
 from strategies.parallel import ParallelStrategy
 from strategies.precision import Precision
 from strategies.registry import StrategyRegistry
 from strategies.strategy import Strategy
+
+__all__ = ["HookCaller", "Trainer", "TrainerMetrics", "TrainerState"]
 
 STAGES = ("fit", "validate", "test", "predict")
 _KIND = {"validate": "val", "test": "test", "predict": "predict"}
@@ -41,7 +43,7 @@ class TrainerState:
     should_stop: bool = False
 
 
-class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
+class Trainer(_TrainerProperties, _LoggerProperties):
     """Runs ``fit``/``validate``/``test``/``predict`` with Lightning 2.x's hooks, on any strategy.
 
     Per process: launch -> ``strategy.setup_environment()`` (process group) -> ``prepare_data``
@@ -90,9 +92,19 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         sync_batchnorm: turn BatchNorm layers into ``SyncBatchNorm`` before wrapping (parallel strategies).
         plugins: a ``ClusterEnvironment`` and/or a ``Precision``.
         record_hooks: keep every lifecycle step and hook call in ``hook_record``.
+
+    Attributes:
+        hooks: the ``HookCaller`` every hook call goes through (an instance of ``hooks_class``).
+        metrics: the ``TrainerMetrics`` that ``self.log`` feeds (an instance of ``metrics_class``).
+        registry: the ``StrategyRegistry`` the ``strategy`` names are looked up in.
+
+    A subclass extends the Trainer through these three class attributes (``hooks_class``,
+    ``metrics_class``, ``registry``); docs/strategies.md ("Extending the Trainer") shows how.
     """
 
     registry = StrategyRegistry()
+    hooks_class: type[HookCaller] = HookCaller
+    metrics_class: type[TrainerMetrics] = TrainerMetrics
 
     def __init__(
         self,
@@ -179,6 +191,8 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         self.enable_progress_bar = True if enable_progress_bar is None else enable_progress_bar
         self.enable_model_summary = True if enable_model_summary is None else enable_model_summary
         self._check_strategy_support()
+        self.hooks = self.hooks_class(self, record_hooks=record_hooks)
+        self.metrics = self.metrics_class(self)
         self.callbacks = _ordered([callbacks] if isinstance(callbacks, Callback) else list(callbacks or []))
         self._configure_logging(
             logger=False if self.fast_dev_run else logger,
@@ -187,9 +201,9 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
             log_every_n_steps=50 if log_every_n_steps is None else log_every_n_steps,
             enable_progress_bar=self.enable_progress_bar,
         )
-        self._recorder = HookRecorder() if record_hooks else None
         self._reset_run_state()
-        self.strategy._recorder = self._record
+        self._fit_optimizers: tuple[list[torch.optim.Optimizer], list[dict[str, Any]]] = ([], [])
+        self.strategy._recorder = self.hooks.record
 
     def _configure_loops(
         self,
@@ -251,7 +265,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         self.num_training_batches: int | float = float("inf")
         self._given_loaders: dict[str, Any] = {}
         self._optimizer_proxies: list[OptimizerProxy] = []
-        self._current_fx: str | None = None
+        self.hooks.current_fx = None
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -330,17 +344,17 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         self, stage: str, model: TrainModule, loaders: dict[str, Any], datamodule: DataModule | None, ckpt_path: Any
     ) -> Any:
         self._start_run(stage, model, loaders, datamodule)
-        strategy = self.strategy
-        self._record("strategy.connect")
+        strategy, hooks = self.strategy, self.hooks
+        hooks.record("strategy.connect")
         strategy.connect(model)
         self._attach_module_callbacks()
         try:
-            self._record("strategy.setup_environment")
+            hooks.record("strategy.setup_environment")
             strategy.setup_environment()
             self._prepare_data()
             self._setup_hooks(stage)
             self._configure_model()
-            self._record("strategy.setup")
+            hooks.record("strategy.setup")
             strategy.setup(self)
             self._setup_optimizers()
             if ckpt_path == "last":
@@ -352,6 +366,8 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
             result = self._run_stage(stage)
         except BaseException as exception:
             self._on_exception(exception)
+            if hooks.on_run_exception(exception):
+                return None
             raise
         self._teardown_strategy()
         self._on_fit_end()
@@ -361,10 +377,13 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
     def _start_run(
         self, stage: str, model: TrainModule, loaders: dict[str, Any], datamodule: DataModule | None
     ) -> None:
+        previous = self.state
         self._reset_run_state()
         self.state.stage = stage
+        if stage != "fit":  # Lightning keeps the fit's progress: validate/test/predict after fit log at its step
+            self.state.epoch, self.state.global_step = previous.epoch, previous.global_step
         # A spawned worker sends back only this run's calls (its pickled record holds the caller's earlier ones).
-        self._record_from = len(self._recorder.calls) if self._recorder is not None else 0
+        self._record_from = len(self.hooks.recorder.calls) if self.hooks.recorder is not None else 0
         self._given_loaders = {k: v for k, v in loaders.items() if v is not None}
         self.datamodule = datamodule
         model._trainer = self
@@ -374,7 +393,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
 
     def _attach_module_callbacks(self) -> None:
         """``configure_callbacks``: the module's callbacks replace the Trainer's of the same type."""
-        own = self._call_module("configure_callbacks")
+        own = self.hooks.module("configure_callbacks")
         own = [own] if isinstance(own, Callback) else list(own or [])
         if own:
             types = {type(cb) for cb in own}
@@ -382,23 +401,22 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
 
     def _prepare_data(self) -> None:
         if self.local_rank == 0:
-            if self.datamodule is not None:
-                self._call("datamodule", self.datamodule, "prepare_data")
-            self._call_module("prepare_data")
+            self.hooks.datamodule("prepare_data")
+            self.hooks.module("prepare_data")
         self.strategy.barrier("prepare_data")
 
     def _setup_hooks(self, stage: str) -> None:
-        if self.datamodule is not None:
-            self._call("datamodule", self.datamodule, "setup", stage)
-        self._call_callbacks("setup", stage)
-        self._call_module("setup", stage)
+        with self.hooks.event("setup"):
+            self.hooks.datamodule("setup", stage)
+            self.hooks.callbacks("setup", stage)
+            self.hooks.module("setup", stage)
         self.strategy.barrier("post_setup")
 
     def _configure_model(self) -> None:
         """``configure_model`` in the sharded context; then the precision's dtype and SyncBatchNorm, before wrapping."""
         strategy = self.strategy
         with strategy.model_sharded_context(), strategy.precision.module_init_context():
-            self._call_module("configure_model")
+            self.hooks.module("configure_model")
         strategy.precision.convert_module(strategy.module)
         if self.sync_batchnorm and isinstance(strategy, ParallelStrategy):
             torch.nn.SyncBatchNorm.convert_sync_batchnorm(strategy.module)  # type: ignore[no-untyped-call]  # unannotated in torch
@@ -419,8 +437,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         if self.state.stage == "fit":
             if self.enable_model_summary and self.is_global_zero:
                 print(model_summary(self.strategy.module))
-            self._call_callbacks("on_fit_start")
-            self._call_module("on_fit_start")
+            self.hooks.fire("on_fit_start")
 
     def _run_stage(self, stage: str) -> Any:
         self.strategy.barrier("run_stage")
@@ -429,7 +446,7 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
             FitLoop(self).run()
             return None
         kind = _KIND[stage]
-        loader = self._request_loader(kind)
+        loader = self.hooks.loader(kind)
         if loader is None:
             raise ValueError(f"No data to {stage}: pass `dataloaders`, a DataModule, or define `{_LOADER_HOOK[kind]}`.")
         return run_evaluation(self, kind, loader, _limit(loader, self.limits[kind]))
@@ -437,38 +454,43 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
     def _on_exception(self, exception: BaseException) -> None:
         """``on_exception`` of the callbacks and the datamodule, loggers finalized as failed, then the teardown."""
         try:
-            self._call_callbacks("on_exception", exception)
+            self.hooks.callbacks("on_exception", exception)
             if self.datamodule is not None and hasattr(self.datamodule, "on_exception"):
-                self._call("datamodule", self.datamodule, "on_exception", exception)
+                self.hooks.datamodule("on_exception", exception)
             self._finalize_loggers("failed")
         finally:
             self._teardown_strategy()
 
     def _teardown_strategy(self) -> None:
-        self._record("strategy.teardown")
-        self.strategy.teardown()
+        self.hooks.record("strategy.teardown")
+        strategy = self.strategy
+        if self.state.stage == "fit":  # kept for `trainer.optimizers` after the run, as in Lightning
+            self._fit_optimizers = (list(strategy.optimizers), list(strategy.lr_scheduler_configs))
+        strategy.teardown()
         self._optimizer_proxies = []
 
     def _on_fit_end(self) -> None:
         if self.state.stage == "fit":
-            self._call_callbacks("on_fit_end")
-            self._call_module("on_fit_end")
+            self.hooks.fire("on_fit_end")
 
     def _teardown_hooks(self, stage: str) -> None:
-        if self.datamodule is not None:
-            self._call("datamodule", self.datamodule, "teardown", stage)
-        self._call_callbacks("teardown", stage)
-        self._call_module("teardown", stage)
+        with self.hooks.event("teardown"):
+            self.hooks.datamodule("teardown", stage)
+            self.hooks.callbacks("teardown", stage)
+            self.hooks.module("teardown", stage)
         self._finalize_loggers("success")
 
     # -- spawn result transfer ----------------------------------------------------------------
 
     def _worker_output(self, results: Any) -> dict[str, Any]:
         """What rank 0 of a spawned run sends back to the caller (plain data for weights_only)."""
-        record = [tuple(c) for c in self._recorder.calls[self._record_from :]] if self._recorder is not None else []
+        recorder = self.hooks.recorder
+        record = [tuple(c) for c in recorder.calls[self._record_from :]] if recorder is not None else []
         return {
             "state_dict": {k: v.detach().cpu() for k, v in self.strategy.module.state_dict().items()},
-            "logging": self._logging_worker_output(),
+            "metrics": self.metrics.worker_output(),
+            "logger_versions": [getattr(logger, "_version", None) for logger in self.loggers],
+            "checkpoints": [cb.state_dict() for cb in self.checkpoint_callbacks],
             "results": results,
             "hook_record": record,
             "global_step": self.state.global_step,
@@ -480,13 +502,30 @@ class Trainer(_TrainerProperties, _HookCalls, _LoggingMixin):
         module = self._caller_module
         if module is not None:
             module.load_state_dict(output["state_dict"], strict=False)
-        self._logging_recover(output["logging"])
+        self.metrics.recover(output["metrics"])
+        for logger, version in zip(self.loggers, output["logger_versions"], strict=False):
+            if version is not None and hasattr(logger, "_version"):
+                logger._version = version
+        for callback, state in zip(self.checkpoint_callbacks, output["checkpoints"], strict=False):
+            callback.dirpath = state["dirpath"]  # resolved in the workers' setup, which the caller never ran
+            callback.load_state_dict(state)
         self.state.global_step = output["global_step"]
         self.state.epoch = output["epoch"]
-        if self._recorder is not None:
-            self._recorder.calls.extend(HookCall(*c) for c in output["hook_record"])
+        if self.hooks.recorder is not None:
+            self.hooks.recorder.calls.extend(HookCall(*c) for c in output["hook_record"])
 
     _caller_module: TrainModule | None = None
+
+    # -- for strategies/_checkpoint.py, which calls hooks through these (trainer.hooks is the API) ----
+
+    def _call(self, owner: str, obj: Any, hook: str, *args: Any, **kwargs: Any) -> Any:
+        return self.hooks.call(owner, obj, hook, *args, **kwargs)
+
+    def _call_module(self, hook: str, *args: Any, **kwargs: Any) -> Any:
+        return self.hooks.module(hook, *args, **kwargs)
+
+    def _record(self, name: str) -> None:
+        self.hooks.record(name)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

@@ -1,4 +1,4 @@
-"""A stand-in Trainer for the logging and callback unit tests: the logging mixin on one CPU device.
+"""A stand-in Trainer for the logging and callback unit tests: ``TrainerMetrics`` on one CPU device.
 
 It offers what ``ModelCheckpoint``/``EarlyStopping`` read of a Trainer and drives the loop
 notifications in the order the Trainer's loops do; the real Trainer is tested end to end in
@@ -12,8 +12,8 @@ from typing import Any
 
 import torch
 
-from strategies import Logger, SingleDeviceStrategy
-from strategies._logging import _LoggingMixin
+from strategies import HookCaller, Logger, SingleDeviceStrategy, TrainerMetrics
+from strategies._logging import _LoggerProperties
 
 
 class Recording(Logger):
@@ -33,29 +33,31 @@ class Recording(Logger):
         self.hparams.append(dict(params))
 
 
-class Host(_LoggingMixin):
-    """The mixin on a single-device strategy, driven the way the loops drive it."""
+class Host(_LoggerProperties):
+    """The Trainer's metrics on a single-device strategy, driven the way the loops drive them."""
 
     def __init__(self, stage: str = "fit", **kwargs: Any) -> None:
         self.strategy = SingleDeviceStrategy("cpu")
         self.strategy.connect(torch.nn.Linear(1, 1))
         self.state = SimpleNamespace(stage=stage, epoch=0, global_step=0)
         self.callbacks: list[Any] = list(kwargs.pop("callbacks", []))
-        self._current_fx: str | None = None
+        self.datamodule = None
+        self.hooks = HookCaller(self)  # self.log reads the hook running from `hooks.current_fx`
+        self.metrics = TrainerMetrics(self)
         kwargs.setdefault("logger", Recording())
         kwargs.setdefault("enable_checkpointing", any(getattr(cb, "_is_checkpoint", False) for cb in self.callbacks))
         self._configure_logging(**kwargs)
 
     def log(self, fx: str, name: str, value: Any, **kwargs: Any) -> None:
-        self._current_fx = fx
-        self._log_metric(name, value, **kwargs)
-        self._current_fx = None
+        self.hooks.current_fx = fx
+        self.metrics.log(name, value, **kwargs)
+        self.hooks.current_fx = None
 
     def train_batch(self, *logs: tuple[str, Any, dict[str, Any]], stepped: bool = True) -> None:
         for name, value, kwargs in logs:
             self.log("training_step", name, value, **kwargs)
         self.state.global_step += int(stepped)
-        self._metrics_batch_end("train")
+        self.metrics.batch_end("train")
 
     # -- what the callbacks read ---------------------------------------------------------------
 
@@ -92,18 +94,18 @@ class Host(_LoggingMixin):
 
     def fit_epoch(self, train: list[float], val: list[float] | None, stepped: bool = True) -> None:
         """One training epoch (``loss`` per batch) then validation (``val_loss`` per batch), Lightning's order."""
-        self._metrics_reset("train")
+        self.metrics.reset("train")
         for i, loss in enumerate(train):
             self.train_batch(("loss", loss, {}), stepped=stepped)
             self.call("on_train_batch_end", None, None, i)
         if val is not None:
-            self._metrics_reset("val")
+            self.metrics.reset("val")
             for value in val:
                 self.log("validation_step", "val_loss", value)
-                self._metrics_batch_end("val")
-            self._metrics_epoch_end("val")
+                self.metrics.batch_end("val")
+            self.metrics.epoch_end("val")
             self.call("on_validation_end")
-        self._metrics_epoch_end("train")
+        self.metrics.epoch_end("train")
         self.call("on_train_epoch_end")
         if not self.should_stop:
             self.state.epoch += 1

@@ -14,22 +14,22 @@ from strategies import CSVLogger, ModelCheckpoint
 
 def test_training_step_logs_per_step_and_reaches_the_logger_every_n_steps():
     host = Host(log_every_n_steps=2)
-    host._metrics_reset("train")
+    host.metrics.reset("train")
     for value in (1.0, 2.0, 3.0, 4.0):
         host.train_batch(("loss", value, {}))
     assert float(host.callback_metrics["loss"]) == 4.0
     # Lightning's step: optimizer steps before the logging batch; every 2nd step.
     assert host.logger.rows == [(1, {"loss": 2.0, "epoch": 0}), (3, {"loss": 4.0, "epoch": 0})]
-    assert host._metrics_epoch_end("train") == {}  # on_step only: nothing per epoch
+    assert host.metrics.epoch_end("train") == {}  # on_step only: nothing per epoch
 
 
 def test_on_step_and_on_epoch_fork_the_names_and_weight_the_mean_by_batch_size():
     host = Host(log_every_n_steps=1)
-    host._metrics_reset("train")
+    host.metrics.reset("train")
     host.train_batch(("acc", 1.0, {"on_epoch": True, "prog_bar": True, "batch_size": 3}))
     host.train_batch(("acc", 0.0, {"on_epoch": True, "prog_bar": True, "batch_size": 1}))
     assert set(host.callback_metrics) == {"acc", "acc_step"}
-    epoch = host._metrics_epoch_end("train")
+    epoch = host.metrics.epoch_end("train")
     assert epoch == {"acc_epoch": pytest.approx(0.75)}
     assert float(host.callback_metrics["acc"]) == pytest.approx(0.75)
     assert host.progress_bar_metrics == {"acc_step": 0.0, "acc_epoch": pytest.approx(0.75)}
@@ -40,33 +40,33 @@ def test_on_step_and_on_epoch_fork_the_names_and_weight_the_mean_by_batch_size()
 @pytest.mark.parametrize(("reduce_fx", "expected"), [("sum", 6.0), ("max", 3.0), ("min", 1.0), (torch.mean, 2.0)])
 def test_reduce_fx(reduce_fx, expected):
     host = Host()
-    host._metrics_reset("val")
+    host.metrics.reset("val")
     for value in (1.0, 3.0, 2.0):
         host.log("validation_step", "m", torch.tensor(value), reduce_fx=reduce_fx)
-        host._metrics_batch_end("val")
-    assert host._metrics_epoch_end("val") == {"m": pytest.approx(expected)}
+        host.metrics.batch_end("val")
+    assert host.metrics.epoch_end("val") == {"m": pytest.approx(expected)}
 
 
 def test_eval_defaults_are_per_epoch_and_the_batch_size_is_read_from_the_batch():
     host = Host()
-    host._metrics_reset("train")
+    host.metrics.reset("train")
     host.train_batch(("loss", 1.0, {}))
-    host._metrics_reset("val")
+    host.metrics.reset("val")
     for batch, value in ((torch.zeros(4, 2), 1.0), (torch.zeros(2, 2), 4.0)):
-        host._current_batch = (batch, batch)
+        host.metrics.current_batch = (batch, batch)
         host.log("validation_step", "val_loss", value)
-        host._metrics_batch_end("val")
+        host.metrics.batch_end("val")
     assert "val_loss" not in host.callback_metrics  # eval values appear at the epoch's end
-    assert host._metrics_epoch_end("val") == {"val_loss": pytest.approx(2.0)}
+    assert host.metrics.epoch_end("val") == {"val_loss": pytest.approx(2.0)}
     # In fit the epoch row shares the step of the last training row.
     assert host.logger.rows[-1] == (0, {"val_loss": pytest.approx(2.0), "epoch": 0})
 
 
 def test_epoch_end_hooks_log_per_epoch_and_refuse_on_step():
     host = Host()
-    host._metrics_reset("train")
+    host.metrics.reset("train")
     host.log("on_train_epoch_end", "lr", 0.1)
-    assert host._metrics_epoch_end("train") == {"lr": pytest.approx(0.1)}
+    assert host.metrics.epoch_end("train") == {"lr": pytest.approx(0.1)}
     with pytest.raises(ValueError, match="on_step=True, on_epoch=True.*on_train_epoch_end"):
         host.log("on_train_epoch_end", "lr", 0.1, on_step=True)
 
@@ -80,7 +80,7 @@ def test_hooks_lightning_refuses_to_log_in(fx):
 
 def test_bad_values_and_options_name_the_fix():
     host = Host()
-    host._metrics_reset("train")
+    host.metrics.reset("train")
     with pytest.raises(ValueError, match=r"value.mean\(\)"):
         host.log("training_step", "x", torch.ones(3))
     with pytest.raises(TypeError, match="log_dict"):
@@ -94,7 +94,7 @@ def test_bad_values_and_options_name_the_fix():
 
 def test_accumulating_batches_log_nothing():
     host = Host(log_every_n_steps=1)
-    host._metrics_reset("train")
+    host.metrics.reset("train")
     host.train_batch(("loss", 1.0, {}), stepped=False)
     host.train_batch(("loss", 2.0, {}), stepped=True)
     assert host.logger.rows == [(0, {"loss": 2.0, "epoch": 0})]
@@ -102,26 +102,26 @@ def test_accumulating_batches_log_nothing():
 
 def test_sanity_check_logs_nothing_and_a_new_run_starts_afresh():
     host = Host()
-    host._metrics_reset("sanity")
+    host.metrics.reset("sanity")
     host.log("validation_step", "val_loss", 1.0)
-    assert host._metrics_epoch_end("sanity") == {}
+    assert host.metrics.epoch_end("sanity") == {}
     assert host.callback_metrics == {} and host.logger.rows == []
-    host._metrics_reset("train")
+    host.metrics.reset("train")
     host.train_batch(("loss", 1.0, {}))
     host.state = SimpleNamespace(stage="validate", epoch=0, global_step=5)  # the Trainer's next run
-    host._metrics_reset("val")
+    host.metrics.reset("val")
     assert host.callback_metrics == {}
     host.log("validation_step", "val_loss", 3.0)
-    host._metrics_epoch_end("val")
+    host.metrics.epoch_end("val")
     assert host.logger.rows[-1] == (5, {"val_loss": 3.0, "epoch": 0})  # outside fit: step = global_step
 
 
 def test_hyperparameters_reach_the_logger_once_per_change():
     host = Host()
     host.strategy.module.hparams = {"lr": 0.1}
-    host._metrics_reset("train")
+    host.metrics.reset("train")
     host.state = SimpleNamespace(stage="fit", epoch=0, global_step=0)
-    host._metrics_reset("train")
+    host.metrics.reset("train")
     assert host.logger.hparams == [{"lr": 0.1}]
 
 
@@ -151,12 +151,12 @@ def test_logger_argument_forms(tmp_path):
 
 def test_csv_rows_match_lightnings_layout(tmp_path):
     host = Host(logger=CSVLogger(tmp_path), log_every_n_steps=1)
-    host._metrics_reset("train")
+    host.metrics.reset("train")
     host.train_batch(("loss", 1.0, {}))
-    host._metrics_reset("val")
+    host.metrics.reset("val")
     host.log("validation_step", "val_loss", 0.5)
-    host._metrics_epoch_end("val")
-    host._metrics_epoch_end("train")
+    host.metrics.epoch_end("val")
+    host.metrics.epoch_end("train")
     path = tmp_path / "lightning_logs" / "version_0" / "metrics.csv"
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
@@ -169,11 +169,11 @@ def test_csv_rows_match_lightnings_layout(tmp_path):
 
 def test_eval_values_logged_on_step_reach_the_logger_each_batch_at_the_batch_index():
     host = Host(stage="validate")
-    host._metrics_reset("val")
+    host.metrics.reset("val")
     for value in (1.0, 3.0):
         host.log("validation_step", "acc", value, on_step=True)
-        host._metrics_batch_end("val")
-    assert host._metrics_epoch_end("val") == {"acc_epoch": pytest.approx(2.0)}
+        host.metrics.batch_end("val")
+    assert host.metrics.epoch_end("val") == {"acc_epoch": pytest.approx(2.0)}
     assert host.logger.rows == [
         (0, {"acc_step": 1.0}),
         (1, {"acc_step": 3.0}),
