@@ -320,7 +320,8 @@ def test_the_rules_leave_libcsts_slow_modules_unimported() -> None:
         "slow = sorted(m for m in sys.modules if m.startswith(('libcst.matchers', 'libcst.codemod')))\n"
         "assert not slow, slow\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=pathlib.Path(__file__).resolve().parents[2], timeout=120)
+    root = pathlib.Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root, timeout=120)
 
 
 def _example(doc: str, name: str) -> str:
