@@ -8,6 +8,7 @@ costs a few microseconds per edit instead of a full ``CSTTransformer`` pass.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -409,15 +410,15 @@ class Edits:
     ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
         key = id(node)
         changes: dict[str, object] = {}
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
+        for name in _field_names(type(node)):
+            value = getattr(node, name)
             if isinstance(value, cst.CSTNode):
                 if id(value) in touched:
                     new = self._rebuild(value, touched)
                     if new is not value:
-                        changes[f.name] = new
+                        changes[name] = new
             elif isinstance(value, (tuple, list)) and any(id(c) in touched for c in value):
-                changes[f.name], orphans = self._rebuild_sequence(node, value, touched)
+                changes[name], orphans = self._rebuild_sequence(node, value, touched)
                 if orphans:  # comments of a removed last statement: the block keeps them
                     footer = changes.get("footer", getattr(node, "footer", ()))
                     changes["footer"] = [*orphans, *footer]  # type: ignore[misc]
@@ -459,6 +460,12 @@ class Edits:
             self._structural = True
             orphans = []
         return out, orphans
+
+
+@functools.cache
+def _field_names(tp: type) -> tuple[str, ...]:
+    """The field names of a node class (``dataclasses.fields`` rebuilds the list on every call)."""
+    return tuple(f.name for f in dataclasses.fields(tp))
 
 
 def _todo_fn(texts: list[tuple[str, bool]]) -> Fn:

@@ -11,6 +11,7 @@ in the table's target columns.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from compat import _catalog
@@ -196,6 +197,7 @@ def _old_signatures(canon: str) -> list[_catalog.Signature]:
     return found
 
 
+@functools.cache  # a walk of five catalogs' class hierarchies, asked again for every call site
 def old_positional(canon: str) -> tuple[frozenset[str], ...] | None:
     """For each position of the old constructor, the parameter names the releases 1.2-1.5 give it.
 
@@ -209,6 +211,7 @@ def old_positional(canon: str) -> tuple[frozenset[str], ...] | None:
     return tuple(frozenset(r[i] if i < len(r) else "*" for r in releases) for i in range(width))
 
 
+@functools.cache
 def old_keywords(canon: str) -> frozenset[str]:
     """Every named parameter of the old constructor in some release (empty when not known)."""
     return frozenset(name for s in _old_signatures(canon) for name in s.keywords())

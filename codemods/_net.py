@@ -113,10 +113,11 @@ def distinctive_hooks() -> frozenset[str]:
     for name in _catalog.OLD:
         catalog = _catalog.load(name)
         for path in catalog.classes():
-            info = catalog.cls(path)
-            if info is None or not _SUBCLASSED.match(path) or "._" in path:
+            if not _SUBCLASSED.match(path) or "._" in path:  # before ``cls``, which builds the class's record
                 continue
-            found |= catalog.hooks(path) & names & frozenset(info.methods)
+            info = catalog.cls(path)
+            if info is not None:
+                found |= catalog.hooks(path) & names & frozenset(info.methods)
     return frozenset(found)
 
 

@@ -33,6 +33,10 @@ _SKIP = {
     "leading_whitespace", "first_line", "last_line",
 }  # fmt: skip
 _FIELDS: dict[type, tuple[str, ...]] = {}
+#: type of a field's value -> 1 for a node, 2 for a sequence, 0 for anything else. A dict
+#: lookup, not ``isinstance(value, cst.CSTNode)``: ``CSTNode`` is an ABC, whose instance check
+#: costs several times a plain one, and the walk makes it for every field of every node.
+_KINDS: dict[type, int] = {}
 
 
 def _fields(tp: type) -> tuple[str, ...]:
@@ -43,6 +47,12 @@ def _fields(tp: type) -> tuple[str, ...]:
         )
         _FIELDS[tp] = names
     return names
+
+
+def _kind(tp: type) -> int:
+    kind = 1 if issubclass(tp, cst.CSTNode) else 2 if issubclass(tp, (tuple, list)) else 0
+    _KINDS[tp] = kind
+    return kind
 
 
 class _Walker:
@@ -91,14 +101,30 @@ class _Walker:
             handler(node, scope)
 
     def children(self, node: cst.CSTNode, scope: Scope) -> None:
-        for name in _fields(type(node)):
+        # ``visit`` inlined: this loop runs for most nodes of the file.
+        kinds, parents, handlers = _KINDS, self.a.parents, self.handlers
+        for name in _FIELDS.get(type(node)) or _fields(type(node)):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                self.visit(value, node, scope)
-            elif isinstance(value, (tuple, list)):
+            kind = kinds.get(type(value))
+            if kind is None:
+                kind = _kind(type(value))
+            if kind == 1:
+                parents[id(value)] = node
+                handler = handlers.get(type(value))
+                if handler is None:
+                    self.children(value, scope)
+                else:
+                    handler(value, scope)
+            elif kind == 2:
                 for child in value:
-                    if isinstance(child, cst.CSTNode):
-                        self.visit(child, node, scope)
+                    child_kind = kinds.get(type(child))
+                    if child_kind == 1 or (child_kind is None and _kind(type(child)) == 1):
+                        parents[id(child)] = node
+                        handler = handlers.get(type(child))
+                        if handler is None:
+                            self.children(child, scope)
+                        else:
+                            handler(child, scope)
 
     def bind(self, scope: Scope, name: str, kind: str, node: cst.CSTNode, **extra: object) -> Binding:
         binding = Binding(name, kind, scope, node, **extra)  # type: ignore[arg-type]

@@ -167,9 +167,12 @@ class MarkManualMigrationsCommand(RuleCommand):
         """
         taken = new_signature(trainer(self.target))
         old_keywords = old_trainer_keywords()
+        arguments = ctx.table.arguments
         for call, scope in ctx.analysis.calls:
             if id(call) in known:
                 continue
+            if not any(arg.keyword is not None and arg.keyword.value in arguments for arg in call.args):
+                continue  # no old keyword at all: both cases below need one (most calls of a file)
             origin = self._migrated_origin(ctx, call, scope)
             if origin is not None:
                 # A class already on the new base (a subclass migrated by an earlier run, or its

@@ -447,6 +447,7 @@ class Runner:
         """
         items = [(f.path, f.module) for f in files]
         modules = dict(items)
+        _worker.forget_texts()  # a text kept by an earlier run in this process may be stale
         self.pool.run(
             _formats.scan_many,
             _chunks(items, self.pool.jobs, 256),
@@ -478,6 +479,7 @@ class Runner:
                 if path not in bases and any(owners[n] - {path} for n in names):
                     todo.append(path)
         self.needs_work.update(mentioned)
+        _worker.forget_texts()
         return user_classes
 
     def _bases(self, items: list[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]]]]:

@@ -243,6 +243,31 @@ def _read(path: str) -> Decoded:
     return decode(read_snapshot(path).data)
 
 
+# The text of files the pre-scan passed over, kept from ``scan`` for ``mentions`` (which
+# searches exactly those files, often all of a tree) so that they are not read and decoded
+# twice; at most _KEEP_CHARS characters in all, the rest is read again.
+_KEEP_CHARS = 64 << 20
+_kept: dict[str, str] = {}
+_kept_chars = 0
+
+
+def forget_texts() -> None:
+    """Drop the texts ``scan`` kept (a run calls it first: files may have changed since)."""
+    global _kept_chars
+    _kept.clear()
+    _kept_chars = 0
+
+
+def _keep(path: str, text: str) -> None:
+    global _kept_chars
+    old = _kept.pop(path, None)
+    if old is not None:
+        _kept_chars -= len(old)
+    if _kept_chars + len(text) <= _KEEP_CHARS:
+        _kept[path] = text
+        _kept_chars += len(text)
+
+
 def scan(items: Iterable[tuple[str, str]]) -> list[ScanResult]:
     """Read and pre-scan Python files. ``items``: ``(path, module)``.
 
@@ -259,8 +284,10 @@ def scan(items: Iterable[tuple[str, str]]) -> list[ScanResult]:
         todos = _todo_lines(text)
         key = digest(data)
         if codemods.prescan(text):
+            _kept.pop(path, None)
             results.append(ScanResult(path, True, _SUBCLASS.search(text) is not None, todos=todos, digest=key))
         else:
+            _keep(path, text)
             results.append(ScanResult(path, False, todos=todos, digest=key))
     return results
 
@@ -272,10 +299,12 @@ def mentions(items: Iterable[tuple[str, str]], names: re.Pattern[str]) -> list[t
     """
     results = []
     for path, _ in items:
-        try:
-            text = _read(path).text
-        except Unprocessable:
-            continue  # already reported by the first pass
+        text = _kept.get(path)
+        if text is None:
+            try:
+                text = _read(path).text
+            except Unprocessable:
+                continue  # already reported by the first pass
         found = frozenset(m.group() for m in names.finditer(text) if not _is_word_char(text, m.start() - 1))
         if found:
             results.append((path, found))

@@ -229,3 +229,29 @@ def test_subclass_chains_across_files(tmp_path: Path, monkeypatch: pytest.Monkey
     assert cli("src", "--jobs", "1") == 0
     assert "def setup_distributed(self):\n        return self.world_size\n" in (src / "c.py").read_text()
     assert (src / "d.py").read_text() == "class C:\n" + hook
+
+
+def test_files_the_prescan_passes_are_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search for user classes in files without old names reuses the text the pre-scan
+    read (it covers most of a tree), and still finds a subclass there."""
+    from codemods.cli import _worker
+
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "src" / "proj"
+    src.mkdir(parents=True)
+    (src / "__init__.py").write_text("")
+    (src / "a.py").write_text("from pytorch_lightning.plugins import DDPPlugin\n\n\nclass A(DDPPlugin):\n    pass\n")
+    hook = "    def init_ddp_connection(self, global_rank, world_size):\n        return world_size\n"
+    (src / "b.py").write_text("from .a import A\n\n\nclass B(A):\n" + hook)
+    reads: list[str] = []
+    real = _worker.read_snapshot
+
+    def counting(path: str) -> object:
+        reads.append(os.path.basename(path))
+        return real(path)
+
+    monkeypatch.setattr(_worker, "read_snapshot", counting)
+    assert cli("src", "--jobs", "1", "--no-cache") == 0
+    assert "def setup_distributed(self):\n        return self.world_size\n" in (src / "b.py").read_text()
+    assert reads.count("b.py") == 1, reads  # this process; class_bases and the migration run in a worker
+    assert not _worker._kept  # nothing held after the scan
