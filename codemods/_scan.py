@@ -170,6 +170,8 @@ class _Walker:
             self.a.quote = node.quote
         if "." in node.value and len(node.value) < 300 and "b" not in node.prefix.lower():
             self.a.dotted_strings.append(node)
+        elif len(node.value) < 40 and "_" in node.value and node.value[len(node.prefix) + 1 : -1].isidentifier():
+            self.a.name_strings.append(node)
 
     def _arg(self, node: cst.Arg, scope: Scope) -> None:
         self.visit(node.value, node, scope)

@@ -105,6 +105,8 @@ class Analysis:
     strings: list[tuple[cst.SimpleString, Scope]] = field(default_factory=list)
     #: plain string literals that look like dotted paths (``"pkg.mod.Class"``), outside annotations.
     dotted_strings: list[cst.SimpleString] = field(default_factory=list)
+    #: Strings that are one bare identifier (``"pytorch_lightning"`` in ``find_spec(...)``).
+    name_strings: list[cst.SimpleString] = field(default_factory=list)
     by_name: dict[str, list[Binding]] = field(default_factory=dict)
     star_imports: list[tuple[str, cst.ImportFrom]] = field(default_factory=list)
     import_bindings: list[Binding] = field(default_factory=list)

@@ -25,7 +25,9 @@ class RewriteDottedPathsCommand(RuleCommand):
     registries) names classes by their dotted path, where no import resolves them. A string that
     is exactly an old class, function or module path the table renames becomes the new path;
     a string that only contains one (``"pytorch_lightning.plugins.DDPPlugin(...)"``, a format
-    string) or names something without an automatic replacement gets a TODO.
+    string) or names something without an automatic replacement gets a TODO, and so does a
+    string that is exactly an old package's name (``is_installed("pytorch_lightning")``): the
+    migrated imports name another package, so such a guard no longer says whether the code runs.
 
     Configuration classes (``@dataclass``/attrs classes, pydantic models, classes named
     ``*Config``/``*Args``/``*Params``...) often carry the Trainer's arguments as fields: a field
@@ -79,9 +81,28 @@ class RewriteDottedPathsCommand(RuleCommand):
                     f"{entry.hint or 'see docs/migration.md'}"
                 )
             ctx.edits.todo(string, self.RULE, hint, entry)
+        self._package_names(ctx)
         for info in ctx.analysis.classes:
             if _is_config(info):
                 self._fields(ctx, info)
+
+    def _package_names(self, ctx: Context) -> None:
+        """TODOs on strings that are exactly an old package's name (``is_installed("...")``,
+        ``importlib.util.find_spec``, a version lookup): the migrated imports name another
+        package, so such a check no longer says whether the code can run."""
+        if not ctx.uses_old_api:
+            return
+        new_root = trainer(self.target).partition(".")[0]
+        for string in ctx.analysis.name_strings:
+            value = string.evaluated_value
+            if value not in ctx.table.roots or isinstance(ctx.analysis.parent(string), cst.Expr):
+                continue
+            hint = (
+                f"the string names the old package `{value}`, which the migrated code no longer imports: "
+                f"if this looks the package up (an installed check, `importlib`, a version), name `{new_root}` "
+                "or drop the check"
+            )
+            ctx.edits.todo(string, self.RULE, hint)
 
     def _fields(self, ctx: Context, info: ClassInfo) -> None:
         """TODOs on the fields of a configuration class that hold old Trainer arguments."""
