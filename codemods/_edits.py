@@ -11,7 +11,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import libcst as cst
 
@@ -485,7 +485,7 @@ def before_item(container: cst.CSTNode, index: int) -> cst.BaseParenthesizableWh
     operand (``index`` 1) of a boolean or binary operation: the operator's whitespace before it
     when the operator starts the line (``\n or b``), else the whitespace after it."""
     if isinstance(container, _OPERATIONS):
-        op = container.operator
+        op: Any = container.operator  # every operator of these has both whitespaces (stubs say not)
         return (
             op.whitespace_before
             if isinstance(op.whitespace_before, cst.ParenthesizedWhitespace)
@@ -505,7 +505,7 @@ def before_item(container: cst.CSTNode, index: int) -> cst.BaseParenthesizableWh
 
 def with_before_item(container: cst.CSTNode, index: int, ws: cst.BaseParenthesizableWhitespace) -> cst.CSTNode:
     if isinstance(container, _OPERATIONS):
-        op = container.operator
+        op: Any = container.operator  # every operator of these has both whitespaces (stubs say not)
         field = (
             "whitespace_before" if isinstance(op.whitespace_before, cst.ParenthesizedWhitespace) else "whitespace_after"
         )
