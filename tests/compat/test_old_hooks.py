@@ -304,6 +304,8 @@ def test_keyboard_interrupt_calls_the_old_callback_hook_and_ends_the_run():
     assert seen == ["Module"]
 
 
+@pytest.mark.slow  # 2 ranks (~20 s on 2 busy cores); tests/compat/test_legacy_example.py runs a 1.x program
+# on two ranks in the default run: CI's second step runs this one
 @pytest.mark.timeout(240)
 def test_the_1_2_program_runs_on_two_ddp_processes(tmp_path):
     """Real processes, real gloo: every old hook at its step on both ranks (``ddp_cpu`` spawns them, as

@@ -105,6 +105,8 @@ def test_ddp_rendezvous_listens_on_loopback_only(ddp_run):
     assert ddp_run[0]["listeners"] == ["0100007F"], ddp_run[0]["listeners"]
 
 
+@pytest.mark.slow  # a second 2-rank launch (~15 s on 2 busy cores); the default run checks loopback on the
+# launcher's own port (above) and the spawn launches: CI's second step runs this one
 def test_ddp_with_master_port_still_listens_on_loopback_only(tmp_path):
     port = _free_port()
     result = run_script(
@@ -182,7 +184,10 @@ def _assert_gone(out, world=2, wait: float = GONE_WITHIN) -> None:
         assert _port_free(port), f"rank {rank}'s rendezvous port {port} is still taken {wait:.0f} s after the job ended"
 
 
-@pytest.mark.parametrize("where", ["setup", "training_step"])
+@pytest.mark.parametrize(
+    "where",
+    [pytest.param("setup", marks=pytest.mark.slow), "training_step"],  # setup: CI's second step (a launch each)
+)
 def test_a_failing_rank_ends_the_job_naming_the_rank(tmp_path, where):
     result = run_script(
         [
@@ -258,6 +263,7 @@ def test_sigint_to_the_launching_process_ends_the_children(tmp_path):
     _assert_gone(tmp_path)
 
 
+@pytest.mark.slow  # two fits of 2 ranks (~15 s on 2 busy cores): run by CI's second step
 def test_fit_after_close_meets_the_same_children_again(tmp_path):
     result = run_script([sys.executable, str(PROBE), "--out", str(tmp_path), "--stages", "fit,close,fit"])
     assert result.returncode == 0, result.stderr
@@ -267,7 +273,11 @@ def test_fit_after_close_meets_the_same_children_again(tmp_path):
         assert report["weights"][0] == report["weights"][1] or len(report["weights"]) == 2
 
 
-@pytest.mark.parametrize("stages", ["tryfit,fit", "tryfit-close,fit"], ids=["no-close", "close-in-except"])
+@pytest.mark.parametrize(
+    "stages",
+    ["tryfit,fit", pytest.param("tryfit-close,fit", marks=pytest.mark.slow)],  # the second: CI's second step
+    ids=["no-close", "close-in-except"],
+)
 def test_a_second_fit_after_a_caught_failure_fails_fast_saying_what_to_do(tmp_path, stages):
     result = run_script(
         _probe_args(tmp_path, "--fail", "training_step", "--stages", stages, "--timeout", str(HANG_TIMEOUT)),

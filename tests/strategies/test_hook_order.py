@@ -58,7 +58,7 @@ def test_single_device_calls_lightnings_hooks_in_its_order():
     [
         "ddp",
         "ddp_spawn",
-        "fsdp",
+        pytest.param("fsdp", marks=pytest.mark.slow),  # ~18 s; tests/strategies/test_fsdp.py runs 2 ranks by default
         pytest.param(
             "deepspeed",
             marks=[
