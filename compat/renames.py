@@ -600,8 +600,8 @@ RENAMES: tuple[Rename, ...] = (
             "pytorch_lightning.core.lightning.LightningModule",
         ),
         hint=(
-            "check the helpers: TrainModule is an nn.Module with the fit hooks, log, trainer and "
-            "device; Lightning-only helpers (save_hyperparameters, hparams, logger) must be replaced"
+            "TrainModule is an nn.Module with Lightning 2.6's hooks and helpers (log, save_hyperparameters, "
+            "load_from_checkpoint, freeze, to_torchscript, to_onnx, logger); not device_mesh, fabric or to_tensorrt"
         ),
     ),
     Rename(

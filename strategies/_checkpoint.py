@@ -435,20 +435,24 @@ def load_module(
     cls: type[TrainModule],
     checkpoint_path: str | os.PathLike[str],
     map_location: Any = None,
-    strict: bool = True,
+    strict: bool | None = True,
     weights_only: bool | None = None,
+    hparams: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> TrainModule:
     """``cls`` built from a checkpoint's hyperparameters (``kwargs`` win) with the checkpoint's weights.
 
     As Lightning's ``load_from_checkpoint`` (1.x and 2.6 alike): the saved ``hyper_parameters`` (under
-    the ``hparams_name`` argument when ``__init__`` has one of that name, as 1.x's ``hparams``) and
-    ``kwargs`` go to ``__init__`` (only the names it takes, unless it takes ``**kwargs``), then
-    ``on_load_checkpoint(checkpoint)``, then ``load_state_dict(state_dict, strict)``.
+    the ``hparams_name`` argument when ``__init__`` has one of that name, as 1.x's ``hparams``), or
+    ``hparams`` instead of them (an ``hparams_file``'s), and ``kwargs`` go to ``__init__`` (only the
+    names it takes, unless it takes ``**kwargs``), then ``on_load_checkpoint(checkpoint)``, then
+    ``load_state_dict(state_dict, strict)`` (``strict=None``: the module's ``strict_loading``).
     """
     location = "cpu" if map_location is None else map_location
     checkpoint = upgrade(read_file(checkpoint_path, map_location=location, weights_only=weights_only))
-    hparams: dict[str, Any] = dict(checkpoint.get("hyper_parameters") or {})
+    if hparams is None:
+        hparams = checkpoint.get("hyper_parameters") or {}
+    hparams = dict(hparams)
     parameters = inspect.signature(cls.__init__).parameters
     name = checkpoint.get("hparams_name")
     if name and name in parameters and name != "kwargs":
@@ -458,6 +462,8 @@ def load_module(
         init_args = {k: v for k, v in init_args.items() if k in parameters and k != "self"}
     module = cls(**init_args)
     module.on_load_checkpoint(checkpoint)
+    if strict is None:
+        strict = bool(getattr(module, "strict_loading", True))
     module.load_state_dict(checkpoint["state_dict"], strict=strict)
     return module
 

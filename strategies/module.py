@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from strategies._hooks import _CheckpointHooks, _DataHooks, _ModelHooks
+from strategies._module_tools import ModuleTools
 
 if TYPE_CHECKING:
     from strategies.callbacks import Callback
@@ -31,7 +32,7 @@ class AttributeDict(dict[str, Any]):
         self[key] = value
 
 
-class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
+class TrainModule(ModuleTools, _ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
     """An ``nn.Module`` with the hooks and helpers of Lightning 2.x's ``LightningModule``.
 
     Override ``training_step`` (returns a loss, or a dict with ``"loss"``) and
@@ -53,9 +54,9 @@ class TrainModule(_ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
     @property
     def trainer(self) -> Trainer:
         """The Trainer running this module."""
-        if self._trainer is None:
+        if self._trainer is None and not self.__dict__.get("_exporting"):  # TorchScript probes every name
             raise RuntimeError(f"`{type(self).__name__}` is not attached to a Trainer.")
-        return self._trainer
+        return self._trainer  # type: ignore[return-value]
 
     @trainer.setter
     def trainer(self, trainer: Trainer | None) -> None:
