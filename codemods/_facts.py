@@ -323,6 +323,18 @@ _REMOVED_CLASSMETHODS = {
 }
 
 
+#: Classmethods that 1.x let code call on an instance (returning a new object, which code often
+#: dropped, believing the instance loaded) and that both targets refuse there with ``TypeError``
+#: (Lightning 2.x's ``_restricted_classmethod``; ``strategies``' ``TrainModule`` does the same).
+CLASS_ONLY_METHODS = {
+    "load_from_checkpoint": (
+        "`load_from_checkpoint` is a classmethod that raises TypeError on an instance in 2.x (1.x returned a "
+        "new module, which this line may drop): call it on the class and use what it returns "
+        "(`model = Model.load_from_checkpoint(path)`)"
+    ),
+}
+
+
 def removed_classmethod(canon: str, name: str) -> str | None:
     """Why ``OldClass.name`` has no replacement (``None``: it is not one of those)."""
     return _REMOVED_CLASSMETHODS.get(canon, {}).get(name)

@@ -115,6 +115,28 @@ class Resolver:
             return self.table.canonical(self.user_classes[qualname]) or self.user_classes[qualname]
         return OTHER
 
+    def local_base(self, expr: cst.BaseExpression, scope: Scope) -> ClassInfo | None:
+        """The class of this file that the base expression ``expr`` names (``None``: another)."""
+        if isinstance(expr, cst.Name):
+            bound = self.bindings(expr, scope)
+            if len(bound) == 1 and bound[0].kind == "class":
+                return self._class_nodes.get(id(bound[0].node))
+        return None
+
+    def local_subclasses(self, info: ClassInfo) -> list[ClassInfo]:
+        """The classes of this file that derive from ``info``, directly or through each other."""
+        found: list[ClassInfo] = []
+        frontier = [info]
+        while frontier:
+            parent = frontier.pop()
+            for other in self.analysis.classes:
+                if other is info or other in found:
+                    continue
+                if any(self.local_base(arg.value, other.scope) is parent for arg in other.node.bases):
+                    found.append(other)
+                    frontier.append(other)
+        return found
+
     def user_old(self, info: ClassInfo | None, new: bool = False) -> str | None:
         """The old class a class defined in this file derives from (``None``: it does not)."""
         if info is None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from ._context import Context
-from ._epoch_end import EPOCH_END_HOOKS, plan_epoch_end
+from ._epoch_end import EPOCH_END_HOOKS, Fn, plan_epoch_end
 from ._facts import uncalled_hook
 from ._ids import Rule
 from ._rule import RuleCommand
+from ._scopes import ClassInfo
 
 __all__ = ["MarkUncalledHooksCommand"]
 
@@ -30,8 +31,10 @@ class MarkUncalledHooksCommand(RuleCommand):
     the hook becomes ``on_*_epoch_end(self)`` with ``outputs`` bound to that list and a new list
     started at its end, and ``__init__`` (after ``super().__init__()``, or a new one) starts the list.
     A step returning a bare tensor name for training, extra step arguments (several optimizers or
-    dataloaders), a ``*_step_end`` or ``on_*_epoch_end`` already defined, and the like keep the TODO,
-    which says why. As in Lightning 2.x, the code then runs after the ``on_*_epoch_end`` of
+    dataloaders), a ``*_step_end`` or ``on_*_epoch_end`` already defined, a class that another class
+    of the file derives from and overrides the step or the hook in (the rewritten hook would be
+    inherited and read a list the subclass's step never fills), and the like keep the TODO, which
+    says why. As in Lightning 2.x, the code then runs after the ``on_*_epoch_end`` of
     callbacks other than checkpoint and early stopping (1.x ran it before every callback's).
 
     Before::
@@ -72,16 +75,44 @@ class MarkUncalledHooksCommand(RuleCommand):
                 if reason is None:
                     continue
                 if name in EPOCH_END_HOOKS:
-                    bases = info.node.bases
-                    direct = len(bases) == 1 and ctx.old_object(bases[0].value, info.scope) is not None
-                    plan = (
-                        plan_epoch_end(info, statement, ctx.analysis.module.code)
-                        if direct
-                        else "the class has other bases than the library's, whose hooks this cannot see"
-                    )
+                    plan = self._plan(ctx, info, statement)
                     if not isinstance(plan, str):
                         for node, fn, message in plan:
                             ctx.edits.replace(node, fn, self.RULE, message, entry=entry)
                         continue
                     reason += f"; not rewritten here: {plan}"
                 ctx.edits.todo(statement.name, self.RULE, reason, entry)
+
+    @staticmethod
+    def _plan(ctx: Context, info: ClassInfo, hook: cst.FunctionDef) -> str | list[tuple[cst.CSTNode, Fn, str]]:
+        """The rewrite of ``hook`` (see ``plan_epoch_end``), or why it stays a TODO.
+
+        Only a class whose one base is the library's is rewritten. Nor is one that a class of the
+        same file derives from and overrides the step or the hook in: the rewritten hook would be
+        inherited and read a list that the subclass's own step never fills (in 1.x each class's
+        ``*_epoch_end`` got the outputs of the steps that ran).
+        """
+        name = hook.name.value
+        step_name, step_end, new_hook, _, _ = EPOCH_END_HOOKS[name]
+        bases = info.node.bases
+        if not (len(bases) == 1 and ctx.old_object(bases[0].value, info.scope) is not None):
+            local = next((b for arg in bases if (b := ctx.local_base(arg.value, info.scope)) is not None), None)
+            if local is not None:
+                return (
+                    f"the class derives from `{local.node.name.value}` (this file), not from the library's class: "
+                    f"move this code to `{new_hook}(self)` and append what it needs in `{step_name}`"
+                )
+            return "the class has other bases than the library's, whose hooks this cannot see"
+        for sub in ctx.local_subclasses(info):
+            overridden = [
+                n
+                for n in (step_name, step_end, name, new_hook)
+                if any(isinstance(s, cst.FunctionDef) and s.name.value == n for s in sub.node.body.body)
+            ]
+            if overridden:
+                return (
+                    f"`{sub.node.name.value}` (this file) derives from this class and overrides "
+                    f"`{overridden[0]}`: a rewritten hook would be inherited there and read outputs "
+                    "its step never appends"
+                )
+        return plan_epoch_end(info, hook, ctx.analysis.module.code)

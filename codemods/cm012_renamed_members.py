@@ -7,7 +7,14 @@ import libcst as cst
 from compat.renames import Kind, Rename
 
 from ._context import Context
-from ._facts import HOLD_TRAINER, OLD_TRAINER, attribute_types, missing_member, removed_classmethod
+from ._facts import (
+    CLASS_ONLY_METHODS,
+    HOLD_TRAINER,
+    OLD_TRAINER,
+    attribute_types,
+    missing_member,
+    removed_classmethod,
+)
 from ._ids import Rule
 from ._members import choose
 from ._rule import RuleCommand, Site
@@ -21,33 +28,35 @@ class CheckRenamedMembersCommand(RuleCommand):
     """Mark members used on a renamed object that its new class does not have.
 
     A rename keeps whatever is used on the result: ``trainer.accelerator_backend.on_save(...)``
-    becomes ``trainer.strategy.on_save(...)``, and no ``Strategy`` has ``on_save``;
-    ``LightningModule.CHECKPOINT_HYPER_PARAMS_KEY`` becomes ``TrainModule.CHECKPOINT_HYPER_PARAMS_KEY``.
-    Every member read or written on a renamed class, on an attribute the table renames, on an
+    becomes ``trainer.strategy.on_save(...)``, and no ``Strategy`` has ``on_save``. Every member
+    read or written on a renamed class, on an attribute the table renames, on an
     instance of a renamed class built or annotated in the file, or on ``self.trainer`` in a
     subclass of ``LightningModule``/``LightningDataModule`` is looked up on the new class
     (and its bases) in the target's catalog; a member some old release had and the new class
     lacks gets a TODO naming the class and where the member lived. Members the table renames are
     CM003-CM007's; members the old releases never had (the user's own attributes) are left alone.
+    ``load_from_checkpoint`` on an instance of a module class (``self.``, a name bound to
+    ``Model(...)`` or annotated with it) gets a TODO as well: 1.x ran it and returned a new module,
+    which code often dropped; both targets raise ``TypeError`` there (``_facts.CLASS_ONLY_METHODS``).
     The example shows this rule alone (the other rules rename the names).
 
     Before::
 
         from pytorch_lightning import LightningModule
 
-        def save(trainer):
+        def save(trainer, model: LightningModule):
             trainer.accelerator_backend.on_save({})
-            return LightningModule.CHECKPOINT_HYPER_PARAMS_KEY
+            model.load_from_checkpoint("last.ckpt")
 
     After::
 
         from pytorch_lightning import LightningModule
 
-        def save(trainer):
+        def save(trainer, model: LightningModule):
             # TODO(compat.migrate): CM012 `Strategy` has no `on_save` (it was on `Accelerator` in 1.2.10-1.4.9): ...
             trainer.accelerator_backend.on_save({})
-            # TODO(compat.migrate): CM012 `TrainModule` has no `CHECKPOINT_HYPER_PARAMS_KEY` (it was on ...
-            return LightningModule.CHECKPOINT_HYPER_PARAMS_KEY
+            # TODO(compat.migrate): CM012 `load_from_checkpoint` is a classmethod that raises TypeError on an ...
+            model.load_from_checkpoint("last.ckpt")
     """
 
     RULE = Rule.CM012
@@ -65,8 +74,10 @@ class CheckRenamedMembersCommand(RuleCommand):
         # the user's attributes, whatever the old class had.
         own = {name for c in ctx.analysis.classes for name in c.body.bindings}
         own |= {a.attr.value for a, _, store in ctx.analysis.attributes if store}
-        for attribute, scope, _ in ctx.analysis.attributes:
+        for attribute, scope, store in ctx.analysis.attributes:
             name = attribute.attr.value
+            if name in CLASS_ONLY_METHODS and not store:
+                self._on_an_instance(ctx, attribute, scope)
             if name in own:
                 continue
             found = self._types(ctx, attribute.value, scope, renamed)
@@ -78,6 +89,24 @@ class CheckRenamedMembersCommand(RuleCommand):
             hint = missing_member(old, new, name, exact)
             if hint is not None:
                 ctx.edits.todo(attribute, self.RULE, hint, entry)
+
+    def _on_an_instance(self, ctx: Context, attribute: cst.Attribute, scope: Scope) -> None:
+        """A TODO at ``model.load_from_checkpoint`` when ``model`` is an instance of a module class.
+
+        ``Model.load_from_checkpoint`` and ``cls.load_from_checkpoint`` are calls on a class;
+        ``self.``, and a name bound to ``Model(...)`` or annotated with the class, are instances.
+        """
+        value = attribute.value
+        if isinstance(value, cst.Name) and value.value == "cls":
+            return
+        if ctx.old_object(value, scope) is not None or ctx.local_base(value, scope) is not None:
+            return  # the class itself
+        if isinstance(value, cst.Name) and any(b.kind in ("import", "class") for b in ctx.bindings(value, scope)):
+            return  # a class imported from elsewhere
+        origin, sure = ctx.receiver_of(value, scope)
+        if isinstance(origin, str) and sure in ("exact", "open") and origin.rsplit(".", 1)[-1].startswith("Lightning"):
+            entry = ctx.table.object(origin)
+            ctx.edits.todo(attribute, self.RULE, CLASS_ONLY_METHODS[attribute.attr.value], entry)
 
     def _types(
         self, ctx: Context, value: cst.BaseExpression, scope: Scope, renamed: dict[int, Rename]
