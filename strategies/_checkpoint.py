@@ -31,7 +31,7 @@ import torch
 from strategies._preflight import CheckpointError
 
 if TYPE_CHECKING:
-    from strategies.module import TrainModule
+    from strategies.module import DataModule, TrainModule
     from strategies.trainer import Trainer
 
 # The Lightning release whose keys and loop state `dump_checkpoint` writes (read as "pytorch-lightning_version").
@@ -381,6 +381,10 @@ def dump_checkpoint(trainer: Trainer) -> dict[str, Any]:
         checkpoint["hparams_name"] = "kwargs"
     if trainer.datamodule is not None:
         checkpoint[type(trainer.datamodule).__qualname__] = trainer.datamodule.state_dict()
+        datamodule_hparams = _plain(dict(getattr(trainer.datamodule, "hparams", {})))
+        if datamodule_hparams:  # as Lightning 2.6 writes them
+            checkpoint["datamodule_hyper_parameters"] = datamodule_hparams
+            checkpoint["datamodule_hparams_name"] = "kwargs"
     for callback in trainer.callbacks:
         trainer._call("callback", callback, "on_save_checkpoint", trainer, module, checkpoint)
     trainer._call_module("on_save_checkpoint", checkpoint)
@@ -466,6 +470,34 @@ def load_module(
         strict = bool(getattr(module, "strict_loading", True))
     module.load_state_dict(checkpoint["state_dict"], strict=strict)
     return module
+
+
+def load_datamodule(
+    cls: type[DataModule],
+    checkpoint_path: str | os.PathLike[str],
+    map_location: Any = None,
+    weights_only: bool | None = None,
+    hparams: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> DataModule:
+    """``cls`` built from a checkpoint's ``datamodule_hyper_parameters`` (``kwargs`` win), then its state.
+
+    As Lightning 2.6's ``LightningDataModule.load_from_checkpoint``: ``hparams`` (an
+    ``hparams_file``'s) replace the saved ones; ``load_state_dict`` gets the state saved under the
+    class's qualified name, when there is one.
+    """
+    location = "cpu" if map_location is None else map_location
+    checkpoint = read_file(checkpoint_path, map_location=location, weights_only=weights_only)
+    if hparams is None:
+        hparams = checkpoint.get("datamodule_hyper_parameters") or {}
+    parameters = inspect.signature(cls.__init__).parameters
+    init_args = {**_plain(dict(hparams)), **kwargs}
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        init_args = {k: v for k, v in init_args.items() if k in parameters and k != "self"}
+    datamodule = cls(**init_args)
+    if cls.__qualname__ in checkpoint:
+        datamodule.load_state_dict(checkpoint[cls.__qualname__])
+    return datamodule
 
 
 def resolve_last(trainer: Trainer, stage: str) -> str | None:

@@ -74,6 +74,45 @@ def read_hparams_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     return dict(loaded)
 
 
+def build_from_datasets(
+    cls: type[Any], datasets: tuple[Any, Any, Any, Any], batch_size: int, num_workers: int, kwargs: dict[str, Any]
+) -> Any:
+    """``DataModule.from_datasets``: ``cls`` built, with a dataloader hook set for each dataset given."""
+    import inspect
+
+    from torch.utils.data import DataLoader, Dataset, IterableDataset
+
+    def loaders(data: Any, shuffle: bool) -> Any:
+        if isinstance(data, Dataset):
+            return DataLoader(
+                data,
+                batch_size=batch_size,
+                shuffle=shuffle and not isinstance(data, IterableDataset),
+                num_workers=num_workers,
+                pin_memory=torch.cuda.is_available(),
+            )
+        if isinstance(data, dict):
+            return {key: loaders(value, shuffle) for key, value in data.items()}
+        if isinstance(data, (list, tuple)):
+            return type(data)(loaders(value, shuffle) for value in data)
+        return data
+
+    parameters = inspect.signature(cls.__init__).parameters
+    special = {"batch_size": batch_size, "num_workers": num_workers}
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        special = {k: v for k, v in special.items() if k in parameters}
+    datamodule = cls(**kwargs, **special)
+    for hook, data, shuffle in zip(
+        ("train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"),
+        datasets,
+        (True, False, False, False),
+        strict=True,
+    ):
+        if data is not None:
+            setattr(datamodule, hook, functools.partial(loaders, data, shuffle))
+    return datamodule
+
+
 class ModuleTools:
     """Mixed into ``TrainModule``: see the module docstring."""
 

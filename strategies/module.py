@@ -6,13 +6,13 @@ import copy
 import inspect
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from torch import nn
 
 from strategies._hooks import _CheckpointHooks, _DataHooks, _ModelHooks
-from strategies._module_tools import ModuleTools
+from strategies._module_tools import ModuleTools, _ClassOnly
 
 if TYPE_CHECKING:
     from strategies.callbacks import Callback
@@ -32,7 +32,39 @@ class AttributeDict(dict[str, Any]):
         self[key] = value
 
 
-class TrainModule(ModuleTools, _ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
+class _Hyperparameters:
+    """``save_hyperparameters`` and ``hparams``, for modules and datamodules alike (as Lightning's mixin)."""
+
+    def save_hyperparameters(
+        self, *args: Any, ignore: Sequence[str] | str | None = None, frame: Any = None, logger: bool = True
+    ) -> None:
+        """Keep ``__init__``'s arguments (or the names in ``args``, or a dict) in ``hparams``.
+
+        Checkpoints store them under ``"hyper_parameters"`` (a datamodule's under
+        ``"datamodule_hyper_parameters"``), as Lightning's do.
+        """
+        ignored = {ignore} if isinstance(ignore, str) else set(ignore or ())
+        if len(args) == 1 and isinstance(args[0], Mapping):
+            self.hparams.update(args[0])
+            return
+        frame = frame or inspect.currentframe().f_back  # type: ignore[union-attr]
+        init_args = _init_arguments(frame)
+        names = [a for a in args if isinstance(a, str)] or list(init_args)
+        unknown = [n for n in names if n not in init_args]
+        if unknown:
+            raise ValueError(f"`save_hyperparameters{tuple(args)}`: {unknown} are not arguments of `__init__`.")
+        self.hparams.update({n: copy.copy(init_args[n]) for n in names if n not in ignored})
+
+    @property
+    def hparams(self) -> AttributeDict:
+        """The saved hyperparameters (``self.hparams.lr``)."""
+        found = self.__dict__.get("_hparams")
+        if found is None:  # a subclass whose __init__ did not call ours
+            found = self.__dict__["_hparams"] = AttributeDict()
+        return cast(AttributeDict, found)
+
+
+class TrainModule(_Hyperparameters, ModuleTools, _ModelHooks, _DataHooks, _CheckpointHooks, nn.Module):
     """An ``nn.Module`` with the hooks and helpers of Lightning 2.x's ``LightningModule``.
 
     Override ``training_step`` (returns a loss, or a dict with ``"loss"``) and
@@ -193,32 +225,6 @@ class TrainModule(ModuleTools, _ModelHooks, _DataHooks, _CheckpointHooks, nn.Mod
             return data
         return apply_to_tensors(data, trainer.strategy.all_gather)
 
-    # -- hyperparameters ----------------------------------------------------------------------
-
-    def save_hyperparameters(
-        self, *args: Any, ignore: Sequence[str] | str | None = None, frame: Any = None, logger: bool = True
-    ) -> None:
-        """Keep ``__init__``'s arguments (or the names in ``args``, or a dict) in ``hparams``.
-
-        Checkpoints store them under ``"hyper_parameters"``, as Lightning's do.
-        """
-        ignored = {ignore} if isinstance(ignore, str) else set(ignore or ())
-        if len(args) == 1 and isinstance(args[0], Mapping):
-            self._hparams.update(args[0])
-            return
-        frame = frame or inspect.currentframe().f_back  # type: ignore[union-attr]
-        init_args = _init_arguments(frame)
-        names = [a for a in args if isinstance(a, str)] or list(init_args)
-        unknown = [n for n in names if n not in init_args]
-        if unknown:
-            raise ValueError(f"`save_hyperparameters{tuple(args)}`: {unknown} are not arguments of `__init__`.")
-        self._hparams.update({n: copy.copy(init_args[n]) for n in names if n not in ignored})
-
-    @property
-    def hparams(self) -> AttributeDict:
-        """The saved hyperparameters (``self.hparams.lr``)."""
-        return self._hparams
-
     # -- optimization -------------------------------------------------------------------------
 
     def configure_optimizers(self) -> Any:
@@ -331,18 +337,77 @@ def _init_arguments(frame: Any) -> dict[str, Any]:
 
 
 def _has_own(obj: Any, name: str, base: type) -> bool:
-    """Whether ``obj``'s class overrides ``name`` of ``base``."""
-    return getattr(type(obj), name, None) is not getattr(base, name, None)
+    """Whether ``obj`` overrides ``name`` of ``base``: in its class, or set on the object itself.
+
+    As Lightning's ``is_overridden``: a function set on the instance counts (``from_datasets`` sets
+    the dataloader hooks that way).
+    """
+    attr = getattr(obj, name, None)
+    return getattr(attr, "__func__", attr) is not getattr(base, name, None)
 
 
-class DataModule(_DataHooks):
+class DataModule(_Hyperparameters, _DataHooks):
     """Data in one place: ``prepare_data``, ``setup(stage)`` and the dataloaders of each stage.
 
     Batch-transfer hooks overridden here are used instead of the module's, as in Lightning.
+    ``save_hyperparameters()`` keeps ``__init__``'s arguments in checkpoints, and
+    ``YourData.load_from_checkpoint(path)`` builds the datamodule from them, as Lightning 2.6's.
     """
+
+    #: The checkpoint keys of a datamodule's hyperparameters, as Lightning's ``LightningDataModule`` names them.
+    CHECKPOINT_HYPER_PARAMS_KEY = "datamodule_hyper_parameters"
+    CHECKPOINT_HYPER_PARAMS_NAME = "datamodule_hparams_name"
+    CHECKPOINT_HYPER_PARAMS_TYPE = "datamodule_hparams_type"
+    #: A name for the datamodule (Lightning's attribute; nothing here reads it).
+    name: str | None = None
 
     def __init__(self) -> None:
         self.trainer: Trainer | None = None
+        self._hparams = AttributeDict()
+
+    @classmethod
+    def from_datasets(
+        cls,
+        train_dataset: Any = None,
+        val_dataset: Any = None,
+        test_dataset: Any = None,
+        predict_dataset: Any = None,
+        batch_size: int = 1,
+        num_workers: int = 0,
+        **datamodule_kwargs: Any,
+    ) -> DataModule:
+        """A datamodule whose dataloaders serve the given datasets (each may be a list or dict of them).
+
+        As Lightning 2.6: ``DataLoader(dataset, batch_size, num_workers)``, shuffled for training
+        (not an ``IterableDataset``); ``batch_size``/``num_workers`` also go to ``__init__`` when it
+        takes them, with ``datamodule_kwargs``.
+        """
+        from strategies._module_tools import build_from_datasets
+
+        datamodule: DataModule = build_from_datasets(
+            cls, (train_dataset, val_dataset, test_dataset, predict_dataset), batch_size, num_workers, datamodule_kwargs
+        )
+        return datamodule
+
+    @_ClassOnly
+    def load_from_checkpoint(
+        cls: type[DataModule],
+        checkpoint_path: Any,
+        map_location: Any = None,
+        hparams_file: Any = None,
+        weights_only: bool | None = None,
+        **kwargs: Any,
+    ) -> DataModule:
+        """The datamodule built from a checkpoint's ``datamodule_hyper_parameters`` (``kwargs`` win), with its state.
+
+        As Lightning 2.6: a YAML ``hparams_file`` replaces the saved hyperparameters; then
+        ``load_state_dict`` gets what ``state_dict`` saved. On an instance it raises ``TypeError``.
+        """
+        from strategies._checkpoint import load_datamodule
+        from strategies._module_tools import read_hparams_file
+
+        hparams = read_hparams_file(hparams_file) if hparams_file is not None else None
+        return load_datamodule(cls, checkpoint_path, map_location, weights_only, hparams, **kwargs)
 
     def state_dict(self) -> dict[str, Any]:
         """What a checkpoint keeps of this datamodule."""

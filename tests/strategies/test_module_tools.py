@@ -16,7 +16,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from strategies import CSVLogger, Trainer, TrainModule
+from strategies import CSVLogger, DataModule, Trainer, TrainModule
 
 CATALOG = pathlib.Path(__file__).resolve().parents[2] / "compat" / "_catalog" / "lightning-2.6.json"
 
@@ -179,3 +179,57 @@ def test_to_onnx_exports_a_model_that_onnx_checks(tmp_path):
     module.to_onnx(tmp_path / "net.onnx")
     assert module.training
     onnx.checker.check_model(onnx.load(str(tmp_path / "net.onnx")))
+
+
+# -- the datamodule --------------------------------------------------------------------------
+
+#: Public names of Lightning 2.6's ``LightningDataModule`` that ``DataModule`` does not have, and why.
+DATAMODULE_NOT_PROVIDED: dict[str, str] = {}
+
+
+class Data(DataModule):
+    def __init__(self, size: int = 8, batch_size: int = 4) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        self.seen_state: dict | None = None
+
+    def train_dataloader(self):
+        return DataLoader(TensorDataset(torch.randn(self.hparams.size, 2)), batch_size=self.hparams.batch_size)
+
+    def state_dict(self):
+        return {"epochs_served": 3}
+
+    def load_state_dict(self, state_dict):
+        self.seen_state = state_dict
+
+
+def test_every_public_name_of_lightnings_datamodule_is_here_or_listed_with_the_reason():
+    entry = json.loads(CATALOG.read_text())["classes"]["lightning.pytorch.core.datamodule.LightningDataModule"]
+    names = {*entry["methods"], *entry.get("properties", ()), *entry.get("attributes", ())}
+    # `available` and `length` are attributes of a helper class inside LightningDataModule.__str__.
+    names -= {"available", "length"}
+    instance = DataModule()
+    missing = sorted(n for n in names if not n.startswith("_") and not hasattr(instance, n))
+    assert missing == sorted(DATAMODULE_NOT_PROVIDED), "add these to DataModule, or list them with the reason"
+
+
+def test_a_datamodules_hyperparameters_and_state_come_back_from_the_checkpoint(tmp_path):
+    trainer = Trainer(max_steps=1, logger=False, enable_checkpointing=False, enable_progress_bar=False)
+    trainer.fit(Net(), datamodule=Data(size=12, batch_size=3))
+    trainer.save_checkpoint(tmp_path / "run.ckpt")
+    checkpoint = torch.load(tmp_path / "run.ckpt", weights_only=True)
+    assert checkpoint["datamodule_hyper_parameters"] == {"size": 12, "batch_size": 3}  # Lightning's keys
+    loaded = Data.load_from_checkpoint(tmp_path / "run.ckpt", batch_size=6)
+    assert loaded.hparams == {"size": 12, "batch_size": 6} and loaded.seen_state == {"epochs_served": 3}
+    with pytest.raises(TypeError, match="cannot be called on an instance"):
+        loaded.load_from_checkpoint(tmp_path / "run.ckpt")
+
+
+def test_from_datasets_serves_the_datasets_and_fits():
+    train = TensorDataset(torch.randn(8, 2))
+    data = DataModule.from_datasets(train, val_dataset=[train, train], batch_size=4)
+    assert len(data.train_dataloader()) == 2 and [len(d) for d in data.val_dataloader()] == [2, 2]
+    assert Data.from_datasets(train, batch_size=2).hparams.batch_size == 2  # forwarded to __init__
+    trainer = Trainer(max_epochs=1, logger=False, enable_checkpointing=False, enable_progress_bar=False)
+    trainer.fit(Net(), datamodule=DataModule.from_datasets(train, batch_size=4))
+    assert trainer.global_step == 2
