@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
+import faulthandler
 import hashlib
 import io
 import os
@@ -150,6 +151,10 @@ def init_worker(parent: int, lifeline_read: int, lifeline_write: int, slots: Any
     script, ``nohup``), its workers keep ignoring it too.
     """
     os.close(lifeline_write)  # the parent's copy must be the last one
+    # A worker that the parser crashes (SIGSEGV on a hostile file) is reported by the parent, with
+    # the file and the signal; a traceback dump inherited from a parent with faulthandler on
+    # (pytest, PYTHONFAULTHANDLER) would only print libcst's frames over the summary.
+    faulthandler.disable()
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
