@@ -108,23 +108,17 @@ class _Walker:
             kind = kinds.get(type(value))
             if kind is None:
                 kind = _kind(type(value))
-            if kind == 1:
-                parents[id(value)] = node
-                handler = handlers.get(type(value))
+            if not kind:
+                continue
+            for child in (value,) if kind == 1 else value:
+                if kind == 2 and (kinds.get(type(child)) or _kind(type(child))) != 1:
+                    continue
+                parents[id(child)] = node
+                handler = handlers.get(type(child))
                 if handler is None:
-                    self.children(value, scope)
+                    self.children(child, scope)
                 else:
-                    handler(value, scope)
-            elif kind == 2:
-                for child in value:
-                    child_kind = kinds.get(type(child))
-                    if child_kind == 1 or (child_kind is None and _kind(type(child)) == 1):
-                        parents[id(child)] = node
-                        handler = handlers.get(type(child))
-                        if handler is None:
-                            self.children(child, scope)
-                        else:
-                            handler(child, scope)
+                    handler(child, scope)
 
     def bind(self, scope: Scope, name: str, kind: str, node: cst.CSTNode, **extra: object) -> Binding:
         binding = Binding(name, kind, scope, node, **extra)  # type: ignore[arg-type]

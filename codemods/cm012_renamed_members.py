@@ -99,10 +99,10 @@ class CheckRenamedMembersCommand(RuleCommand):
         value = attribute.value
         if isinstance(value, cst.Name) and value.value == "cls":
             return
-        if ctx.old_object(value, scope) is not None or ctx.local_base(value, scope) is not None:
-            return  # the class itself
+        if ctx.old_object(value, scope) is not None:
+            return  # the old class itself
         if isinstance(value, cst.Name) and any(b.kind in ("import", "class") for b in ctx.bindings(value, scope)):
-            return  # a class imported from elsewhere
+            return  # a class of this file, or one imported
         origin, sure = ctx.receiver_of(value, scope)
         if isinstance(origin, str) and sure in ("exact", "open") and origin.rsplit(".", 1)[-1].startswith("Lightning"):
             entry = ctx.table.object(origin)

@@ -435,6 +435,14 @@ def _restore_training_state(trainer: Trainer, checkpoint: dict[str, Any]) -> Non
     state.epoch, state.step_in_epoch, state.global_step = resume_point(checkpoint)
 
 
+def accepted_by(cls: type[Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``arguments`` that ``cls.__init__`` takes: all of them when it takes ``**kwargs``."""
+    parameters = inspect.signature(cls.__init__).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return dict(arguments)
+    return {k: v for k, v in arguments.items() if k in parameters and k != "self"}
+
+
 def load_module(
     cls: type[TrainModule],
     checkpoint_path: str | os.PathLike[str],
@@ -461,10 +469,7 @@ def load_module(
     name = checkpoint.get("hparams_name")
     if name and name in parameters and name != "kwargs":
         hparams = {name: hparams}
-    init_args = {**hparams, **kwargs}
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        init_args = {k: v for k, v in init_args.items() if k in parameters and k != "self"}
-    module = cls(**init_args)
+    module = cls(**accepted_by(cls, {**hparams, **kwargs}))
     module.on_load_checkpoint(checkpoint)
     if strict is None:
         strict = bool(getattr(module, "strict_loading", True))
@@ -490,11 +495,7 @@ def load_datamodule(
     checkpoint = read_file(checkpoint_path, map_location=location, weights_only=weights_only)
     if hparams is None:
         hparams = checkpoint.get("datamodule_hyper_parameters") or {}
-    parameters = inspect.signature(cls.__init__).parameters
-    init_args = {**_plain(dict(hparams)), **kwargs}
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        init_args = {k: v for k, v in init_args.items() if k in parameters and k != "self"}
-    datamodule = cls(**init_args)
+    datamodule = cls(**accepted_by(cls, {**_plain(dict(hparams)), **kwargs}))
     if cls.__qualname__ in checkpoint:
         datamodule.load_state_dict(checkpoint[cls.__qualname__])
     return datamodule

@@ -78,9 +78,9 @@ def build_from_datasets(
     cls: type[Any], datasets: tuple[Any, Any, Any, Any], batch_size: int, num_workers: int, kwargs: dict[str, Any]
 ) -> Any:
     """``DataModule.from_datasets``: ``cls`` built, with a dataloader hook set for each dataset given."""
-    import inspect
-
     from torch.utils.data import DataLoader, Dataset, IterableDataset
+
+    from strategies._checkpoint import accepted_by
 
     def loaders(data: Any, shuffle: bool) -> Any:
         if isinstance(data, Dataset):
@@ -97,10 +97,7 @@ def build_from_datasets(
             return type(data)(loaders(value, shuffle) for value in data)
         return data
 
-    parameters = inspect.signature(cls.__init__).parameters
-    special = {"batch_size": batch_size, "num_workers": num_workers}
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        special = {k: v for k, v in special.items() if k in parameters}
+    special = accepted_by(cls, {"batch_size": batch_size, "num_workers": num_workers})
     datamodule = cls(**kwargs, **special)
     for hook, data, shuffle in zip(
         ("train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"),

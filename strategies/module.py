@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from strategies._hooks import _CheckpointHooks, _DataHooks, _ModelHooks
-from strategies._module_tools import ModuleTools, _ClassOnly
+from strategies._module_tools import ModuleTools, _ClassOnly, build_from_datasets, read_hparams_file
 
 if TYPE_CHECKING:
     from strategies.callbacks import Callback
@@ -363,7 +363,6 @@ class DataModule(_Hyperparameters, _DataHooks):
 
     def __init__(self) -> None:
         self.trainer: Trainer | None = None
-        self._hparams = AttributeDict()
 
     @classmethod
     def from_datasets(
@@ -382,8 +381,6 @@ class DataModule(_Hyperparameters, _DataHooks):
         (not an ``IterableDataset``); ``batch_size``/``num_workers`` also go to ``__init__`` when it
         takes them, with ``datamodule_kwargs``.
         """
-        from strategies._module_tools import build_from_datasets
-
         datamodule: DataModule = build_from_datasets(
             cls, (train_dataset, val_dataset, test_dataset, predict_dataset), batch_size, num_workers, datamodule_kwargs
         )
@@ -404,7 +401,6 @@ class DataModule(_Hyperparameters, _DataHooks):
         ``load_state_dict`` gets what ``state_dict`` saved. On an instance it raises ``TypeError``.
         """
         from strategies._checkpoint import load_datamodule
-        from strategies._module_tools import read_hparams_file
 
         hparams = read_hparams_file(hparams_file) if hparams_file is not None else None
         return load_datamodule(cls, checkpoint_path, map_location, weights_only, hparams, **kwargs)
