@@ -51,7 +51,16 @@ class RenameClassReferencesCommand(RuleCommand):
 
     def run(self, ctx: Context) -> None:
         plan = ctx.import_plan
+        # A name resolves only to bindings of its own spelling: look up just the spellings of
+        # imports that get renamed, and of imports at all for the chains below (most of a
+        # file's names are neither, and resolving each one is most of this rule's time).
+        imported = {b.name for b in ctx.analysis.import_bindings}
+        renamed = {
+            b.name for b in ctx.analysis.import_bindings if (d := plan.by_binding.get(id(b))) is not None and d.rename
+        }
         for name, scope in ctx.analysis.names:
+            if name.value not in renamed:
+                continue
             bound = ctx.bindings(name, scope)
             decisions = [plan.by_binding.get(id(b)) for b in bound]
             if not bound or any(d is None or not d.rename for d in decisions):
@@ -64,6 +73,11 @@ class RenameClassReferencesCommand(RuleCommand):
                 f"{decision.entry.old_name} -> {new_name}", entry=decision.entry,
             )  # fmt: skip
         for attribute, scope, _ in ctx.analysis.attributes:
+            root = attribute.value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if not isinstance(root, cst.Name) or root.value not in imported:
+                continue
             entry = self._chain_entry(ctx, attribute, scope)
             if entry is not None:
                 self._chain(ctx, attribute, scope, entry)

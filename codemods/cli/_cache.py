@@ -13,7 +13,9 @@ file's content hash and module name to what a run found:
 * ``bases``: its classes and their bases (``codemods.class_bases``), for the cross-file pass;
 * ``results``: ``unchanged`` or ``changed`` with the changes, for that content *and* the user
   classes of the whole tree (their hash is part of the key: a class built on the old API in
-  another file changes what this file needs).
+  another file changes what this file needs);
+* ``unimported``: for the last tree (a hash of every file's content and module), the files
+  that define classes no other file imports, whose ``bases`` the run did not need.
 
 An entry can only say "this exact content, with these settings, gave these results": a run in
 place or with ``--diff`` uses only ``unchanged`` entries (nothing to write), and never writes on
@@ -96,6 +98,8 @@ class Cache:
         self.results: dict[str, tuple[str, tuple[ChangeRecord, ...], tuple[int, ...]]] = {}
         self._loaded_bases: dict[str, Any] = {}
         self._loaded_results: dict[str, Any] = {}
+        self._loaded_unimported: Any = None
+        self.unimported: tuple[str, list[str]] | None = None
         self._load()
 
     def _load(self) -> None:
@@ -111,6 +115,23 @@ class Cache:
         bases, results = data.get("bases"), data.get("results")
         if isinstance(bases, dict) and isinstance(results, dict):
             self._loaded_bases, self._loaded_results = bases, results
+            self._loaded_unimported = data.get("unimported")
+
+    def get_unimported(self, tree: str) -> set[str] | None:
+        """The files (``content hash:module``) a run over this exact ``tree`` found that no
+        other file imports (``Runner._importable``), or ``None``."""
+        raw = self._loaded_unimported
+        if not (isinstance(raw, list) and len(raw) == 2 and raw[0] == tree and isinstance(raw[1], list)):
+            return None
+        if not all(isinstance(key, str) for key in raw[1]):
+            return None
+        self.unimported = (tree, list(raw[1]))
+        return set(raw[1])
+
+    def put_unimported(self, tree: str, keys: Iterable[str]) -> None:
+        """Remember which files of ``tree`` (a hash of every file's content and module) no
+        other file imports; only the last tree is kept."""
+        self.unimported = (tree, sorted(keys))
 
     def get_bases(self, key: str) -> dict[str, tuple[str, ...]] | None:
         """The cached ``class_bases`` of a file (``key``: content hash and module), or ``None``."""
@@ -169,6 +190,8 @@ class Cache:
                 for k, (status, changes, held) in self.results.items()
             },
         }
+        if self.unimported is not None:
+            data["unimported"] = list(self.unimported)
         try:
             if os.path.islink(self.folder):
                 return f"the cache folder `{self.folder}` is a symlink; not written through"

@@ -1,8 +1,8 @@
 """One run of ``python -m compat.migrate``: discover, scan, resolve user classes, migrate.
 
 1. Discovery walks the paths given (``codemods.cli._files``).
-2. The scan reads every file and runs ``codemods.prescan``; files that need work get
-   ``codemods.class_bases``.
+2. The scan reads every file and runs ``codemods.prescan``; files that need work and define
+   classes another file may import get ``codemods.class_bases``.
 3. User classes deriving from old ones are resolved across files: files whose text mentions a
    user class found so far are scanned for classes too, until nothing new turns up.
 4. The files that need work are migrated with those user classes (checked, diffed or written).
@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import gc
 import importlib
+import json
 import math
 import multiprocessing
 import os
@@ -52,6 +53,7 @@ from codemods.cli._safety import remove_leftover, temp_files_of
 # Below this many files a scan pass runs in the main process: reading and pre-scanning a file
 # costs well under a millisecond, less than handing it to a worker that may not be started yet.
 _PARALLEL_SCAN = 512
+_BARE_RELATIVE = r"from[ \t]+\.+[ \t]*import\b"  # ``from . import X``: names no module
 _PARSER = "codemods._api"  # the rules, and libcst with them
 _WORKER_DIED = "the worker process died while handling this file"
 _POLL = 0.5  # seconds between looks at the tasks' run times (--timeout)
@@ -456,7 +458,7 @@ class Runner:
             parallel=len(items) >= _PARALLEL_SCAN,
         )
         bases: dict[str, dict[str, tuple[str, ...]]] = {}
-        todo = sorted(self.subclassing)
+        todo = self._importable(sorted(self.subclassing), items)
         searched: set[str] = set()
         mentioned: dict[str, set[str]] = {}
         while True:
@@ -481,6 +483,56 @@ class Runner:
         self.needs_work.update(mentioned)
         _worker.forget_texts()
         return user_classes
+
+    def _importable(self, subclassing: list[str], items: list[tuple[str, str]]) -> list[str]:
+        """The subclassing files another file of the tree may import a class from.
+
+        A file's user classes matter to another file only through an import of it, which
+        spells the file's module name (``plugins`` in ``from .plugins import MyDDP``,
+        ``import pkg.plugins``, ``from pkg import plugins``) or, for a package's
+        ``__init__``, a bare relative import (``from .. import MyDDP``). Its own classes it
+        resolves by itself. So ``class_bases`` (an ``ast`` parse) runs only on the
+        subclassing files whose module name another file mentions: a training script that
+        nobody imports is not parsed twice. The fixed point in ``scan`` then follows the
+        classes found as before.
+        """
+        modules = dict(items)
+        keys = {p: f"{self.digests.get(p)}:{modules[p]}" for p in subclassing}
+        cache = self.cache
+        tree = json.dumps(sorted((m, self.digests.get(p, "")) for p, m in items)) if cache else ""
+        tree = _worker.digest(tree.encode())
+        unimported = (cache.get_unimported(tree) if cache else None) or set()
+        # What the cache knows costs no parse, and a file this same tree did not import before
+        # is still not imported.
+        cached = {p for p in subclassing if keys[p] not in unimported and cache and cache.get_bases(keys[p])}
+        subclassing = [p for p in subclassing if p not in cached and keys[p] not in unimported]
+        if not subclassing:
+            if cache is not None:
+                cache.put_unimported(tree, unimported)
+            return sorted(cached)
+        words: dict[str, set[str]] = {}  # module word -> the subclassing files it names
+        always = []  # a top-level ``__init__``: no package name to look for
+        for path in subclassing:
+            parts = modules[path].split(".")
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            if not parts or not parts[-1].isidentifier():
+                always.append(path)
+            else:
+                words.setdefault(parts[-1], set()).add(path)
+        needed = cached | set(always)
+        if not words:
+            return sorted(needed)
+        pattern = re.compile(f"{_names_pattern(set(words)).pattern}|{_BARE_RELATIVE}")
+        for path, found in self._collect(_worker.mentions, items, pattern):
+            for word in found:
+                if word.startswith("from") and word not in words:  # ``from .. import``
+                    needed.update(p for p in subclassing if modules[p].rsplit(".", 1)[-1] == "__init__")
+                else:
+                    needed.update(words.get(word, set()) - {path})
+        if cache is not None:
+            cache.put_unimported(tree, unimported | {keys[p] for p in subclassing if p not in needed})
+        return sorted(needed)
 
     def _bases(self, items: list[tuple[str, str]]) -> list[tuple[str, dict[str, tuple[str, ...]]]]:
         """``class_bases`` of each ``(path, module)``: from the cache, else parsed in a worker."""

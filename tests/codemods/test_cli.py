@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import codemods
 from compat import migrate
 
 PLUGINS = """\
@@ -229,6 +230,41 @@ def test_subclass_chains_across_files(tmp_path: Path, monkeypatch: pytest.Monkey
     assert cli("src", "--jobs", "1") == 0
     assert "def setup_distributed(self):\n        return self.world_size\n" in (src / "c.py").read_text()
     assert (src / "d.py").read_text() == "class C:\n" + hook
+
+
+def test_class_bases_runs_only_on_files_another_file_may_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cross-file pass parses a subclassing file only when another file spells its module
+    (or, for a package's ``__init__``, imports from ``..``); the classes are still followed
+    through every import form: ``from .a import``, ``from proj import b``, ``from .. import``."""
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "src" / "proj"
+    (src / "sub").mkdir(parents=True)
+    hook = "    def init_ddp_connection(self, global_rank, world_size):\n        return world_size\n"
+    old = "from pytorch_lightning.plugins import DDPPlugin\n\n\n"
+    (src / "__init__.py").write_text(old + "class Base(DDPPlugin):\n    pass\n")
+    (src / "a.py").write_text(old + "class A(DDPPlugin):\n    pass\n")
+    (src / "b.py").write_text("from .a import A\n\n\nclass B(A):\n    pass\n")
+    (src / "c.py").write_text("from proj import b\n\n\nclass C(b.B):\n" + hook)
+    (src / "sub" / "__init__.py").write_text("")
+    (src / "sub" / "d.py").write_text("from .. import Base\n\n\nclass D(Base):\n" + hook)
+    # scripts nobody imports, one of them naming a module only in its own text
+    (src / "train.py").write_text(old + "class Launch(DDPPlugin):\n" + hook + "\nprint(__name__ == 'train')\n")
+    (src / "solo.py").write_text(old + "class Solo(DDPPlugin):\n" + hook)
+    calls = tmp_path / "calls.txt"
+    real = codemods.class_bases
+
+    def recording(source: str, module: str) -> dict[str, tuple[str, ...]]:
+        with open(calls, "a") as fh:  # the workers are forked: a file, not a list
+            fh.write(module + "\n")
+        return real(source, module)
+
+    monkeypatch.setattr(codemods, "class_bases", recording)
+    assert cli("src", "--jobs", "1", "--no-cache") == 0
+    for name in ("c.py", "sub/d.py", "train.py", "solo.py"):
+        assert "def setup_distributed(self):\n        return self.world_size\n" in (src / name).read_text(), name
+    parsed = set(calls.read_text().split())
+    assert {"proj.a", "proj.b", "proj.__init__"} <= parsed, parsed
+    assert not parsed & {"proj.train", "proj.solo"}, parsed
 
 
 def test_files_the_prescan_passes_are_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -90,6 +90,40 @@ def test_a_user_class_changed_in_another_file_is_seen(tree: Path, capsys) -> Non
     assert "sub.py" not in err, err  # sub.py's own text is the same; its result is not
 
 
+def test_a_script_nobody_imported_is_followed_once_another_file_imports_it(
+    tree: Path, capsys, monkeypatch, own_results_cache
+) -> None:
+    """A subclassing file no other file imports gets no ``class_bases`` (``unimported`` in the
+    cache says so for this exact tree, so the re-run neither parses nor searches again); once
+    another file imports it, its classes are followed."""
+    (tree / "script.py").write_text(OLD.replace("MyDDP", "ScriptDDP"))
+    check(tree, capsys)
+    [entries] = own_results_cache.glob("results-*.json")
+    data = json.loads(entries.read_text())
+    tree_key, unimported = data["unimported"]
+    assert [key.rsplit(":", 1)[1] for key in unimported] == ["script"]
+    assert not any(key.endswith(":script") for key in data["bases"])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("searched again although the tree is unchanged")
+
+    with monkeypatch.context() as patched:
+        no_parsing(patched)
+        from codemods.cli import _worker
+
+        real = _worker.mentions
+        searched: list[str] = []
+        patched.setattr(_worker, "mentions", lambda items, names: searched.append(names.pattern) or real(items, names))
+        assert check(tree, capsys)[0] == 1
+    assert not any("script" in pattern for pattern in searched), searched
+
+    (tree / "user.py").write_text(SUB.replace("from base import MyDDP", "from script import ScriptDDP as MyDDP"))
+    _, err = check(tree, capsys)
+    assert "user.py" in err  # a subclass of the script's class, found through its import
+    data = json.loads(entries.read_text())
+    assert data["unimported"][0] != tree_key and any(key.endswith(":script") for key in data["bases"])
+
+
 def test_the_rules_selected_are_part_of_the_key(tree: Path, capsys) -> None:
     _, everything = check(tree, capsys)
     _, only_imports = check(tree, capsys, "--select", "CM001")
