@@ -73,6 +73,13 @@ def __getattr__(name: str) -> Any:
         return value
     if name in _SUBMODULES:
         return importlib.import_module(f"compat.{name}")
+    if name == "__version__":
+        # What `pytorch_lightning.__version__` said in the newest 1.x release whose API compat
+        # provides, so version-gated 1.x code (`if pl.__version__ >= "1.4": ...`) takes the
+        # paths compat runs; the package's own version is `strategies.__version__`.
+        from compat import _catalog
+
+        return _catalog.load(_catalog.OLD[-1]).version
     if name.startswith("_"):  # private names (and `from compat import _catalog` before it is imported)
         raise AttributeError(f"module 'compat' has no attribute {name!r}")
     # Any other name `pytorch_lightning` had (`seed_everything`, `core`, ...): see compat._legacy.

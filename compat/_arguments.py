@@ -332,6 +332,28 @@ def _plugin_strategy(out: Translation, plugin: Any, explicit: frozenset[str]) ->
             named = type(strategies.Trainer.registry.create(current))
         except (ValueError, ImportError, RuntimeError):  # strategies.Trainer reports a bad name itself
             named = type(plugin)
+        if not isinstance(plugin, named) and out._sources["strategy"].startswith(_BACKEND_SOURCES):
+            # 1.x's accelerator connector took a training-type plugin given in plugins= as the
+            # strategy, whatever distributed backend accelerator= named (that name still chose
+            # the device: ``ddp_cpu`` ran the user's DDPPlugin on CPU processes).
+            same = out._sources.get("accelerator") == out._sources["strategy"]
+            device = f", accelerator={out.kwargs['accelerator']!r}" if same and "accelerator" in out.kwargs else ""
+            out.messages.append(
+                deprecation_message(
+                    TRAINER,
+                    None,
+                    member="plugins",
+                    old_display=f"Trainer({out._sources['strategy']}, {source})",
+                    replacement=f"Trainer(strategy={type(plugin).__name__}(...){device})",
+                    hint=(
+                        f"the plugin is the strategy, as in Lightning 1.x: `{out._sources['strategy']}` "
+                        f"names {named.__name__}, which is not used"
+                    ),
+                )
+            )
+            out.kwargs["strategy"] = plugin
+            out._sources["strategy"] = source
+            return
         if not isinstance(plugin, named):
             out.problems.append(
                 f"`{out._sources['strategy']}` and `{source}` disagree: pass only the plugin as `strategy=`."
@@ -342,6 +364,9 @@ def _plugin_strategy(out: Translation, plugin: Any, explicit: frozenset[str]) ->
         return
     out.put("strategy", plugin, source, explicit)
 
+
+#: Where an old argument named the distributed backend, which a plugin instance overrides.
+_BACKEND_SOURCES = ("accelerator=", "distributed_backend=")
 
 _HANDLERS: dict[str, Callable[[Translation, Any, frozenset[str]], None]] = {
     "resume_from_checkpoint": _resume,

@@ -42,12 +42,30 @@ def test_accelerator_ddp_num_processes_and_plugin_instance():
     env.teardown()
 
 
-def test_plugin_of_the_wrong_kind_for_the_strategy_name():
+def test_a_plugin_instance_wins_over_the_backend_accelerator_names_as_in_1x():
+    """1.x's accelerator connector took a training-type plugin in ``plugins=`` as the strategy,
+    whatever ``accelerator=`` named; ``ddp_cpu`` still chose the CPU (NeMo-style projects
+    pass their DDP plugin this way). It warns once, naming the new spelling."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         single = compat.plugins.SingleDevicePlugin("cpu")
-    with pytest.raises(ValueError, match="disagree"):
-        _trainer(accelerator="ddp", plugins=[single], devices=1)
+        ddp = compat.plugins.DDPPlugin()
+    assert _trainer(accelerator="ddp", plugins=[single], devices=1).strategy is single
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trainer = compat.Trainer(accelerator="ddp_cpu", num_processes=2, plugins=[ddp])
+    assert trainer.strategy is ddp and not isinstance(ddp, strategies.DDPSpawnStrategy)
+    assert isinstance(trainer.strategy.accelerator, strategies.CPUAccelerator) and trainer.num_devices == 2
+    said = [str(w.message) for w in caught if "the plugin is the strategy" in str(w.message)]
+    assert len(said) == 1 and "Trainer(strategy=DDPPlugin(...), accelerator='cpu')" in said[0], said
+
+
+def test_plugin_of_the_wrong_kind_for_an_explicit_strategy_name():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        single = compat.plugins.SingleDevicePlugin("cpu")
+    with pytest.raises(TypeError, match="both"):
+        _trainer(strategy="ddp", plugins=[single], devices=1)
 
 
 @pytest.mark.parametrize(
