@@ -33,6 +33,20 @@ from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
 from strategies.trainer import HookCaller, Trainer, TrainerMetrics
 
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("strategy-compat")
+    except PackageNotFoundError:  # a source tree on sys.path, not installed
+        return "0+unknown"
+
+
+#: The version of the strategy-compat distribution (``pip show strategy-compat``).
+__version__ = _version()
+del _version
+
 STRATEGY_REGISTRY = Trainer.registry
 for _cls in (
     SingleDeviceStrategy,

@@ -44,5 +44,12 @@ class DDPStrategy(ParallelStrategy):
     @classmethod
     @override
     def register_strategies(cls, registry: StrategyRegistry) -> None:
-        """Add ``"ddp"`` to the registry."""
+        """Add ``"ddp"`` and Lightning's ``"ddp_find_unused_parameters_true"``/``"_false"`` to the registry."""
         registry.register("ddp", cls, "DistributedDataParallel; the script is re-run for each extra local rank.")
+        for flag in (True, False):
+            registry.register(
+                f"ddp_find_unused_parameters_{str(flag).lower()}",
+                cls,
+                f"`ddp` with DistributedDataParallel(find_unused_parameters={flag}).",
+                find_unused_parameters=flag,
+            )

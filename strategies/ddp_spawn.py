@@ -36,5 +36,24 @@ class DDPSpawnStrategy(DDPStrategy):
     @classmethod
     @override
     def register_strategies(cls, registry: StrategyRegistry) -> None:
-        """Add ``"ddp_spawn"`` to the registry."""
+        """Add ``"ddp_spawn"``, ``"ddp_fork"``, ``"ddp_notebook"`` (fork, as Lightning does in
+        notebooks) and their ``_find_unused_parameters_true``/``_false`` forms to the registry."""
         registry.register("ddp_spawn", cls, "DistributedDataParallel in workers spawned by torch.multiprocessing.")
+        registry.register(
+            "ddp_fork",
+            cls,
+            "`ddp_spawn` with forked workers (no pickling; CPU, or CUDA untouched before).",
+            start_method="fork",
+        )
+        registry.register(
+            "ddp_notebook", cls, "`ddp_fork` under the name Lightning gives it for notebooks.", start_method="fork"
+        )
+        for name, start_method in (("ddp_spawn", "spawn"), ("ddp_fork", "fork"), ("ddp_notebook", "fork")):
+            for flag in (True, False):
+                registry.register(
+                    f"{name}_find_unused_parameters_{str(flag).lower()}",
+                    cls,
+                    f"`{name}` with DistributedDataParallel(find_unused_parameters={flag}).",
+                    start_method=start_method,
+                    find_unused_parameters=flag,
+                )

@@ -275,5 +275,11 @@ class FSDPStrategy(ParallelStrategy):
     @classmethod
     @override
     def register_strategies(cls, registry: StrategyRegistry) -> None:
-        """Add ``"fsdp"`` to the registry."""
+        """Add ``"fsdp"`` and ``"fsdp_cpu_offload"`` to the registry."""
         registry.register("fsdp", cls, "Fully sharded data parallel (FSDP2 `fully_shard`); script re-run per rank.")
+        registry.register(
+            "fsdp_cpu_offload",
+            cls,
+            "`fsdp` with parameters, gradients and optimizer state on the CPU.",
+            cpu_offload=True,
+        )
