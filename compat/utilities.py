@@ -1,90 +1,55 @@
 """``pytorch_lightning.utilities`` on compat: every 1.x utility name, resolved when it is used.
 
-``rank_zero_only``, ``rank_zero_info``, ``rank_zero_warn``, ``rank_zero_debug`` and
-``rank_zero_deprecation`` are provided here (``strategies`` has no counterpart; Lightning 2.x has
-them in ``lightning.pytorch.utilities``); ``AttributeDict`` is ``strategies``'; each warns once.
-A 1.x utility with no counterpart (``move_data_to_device``, ``DistributedType``, ...) raises
+``rank_zero_only``, ``rank_zero_warn`` and ``rank_zero_deprecation`` are
+``strategies.utilities``' (Lightning 2.x has them in ``lightning.pytorch.utilities``);
+``rank_zero_info`` and ``rank_zero_debug`` log, on rank 0 only, to the ``pytorch_lightning``
+logger 1.x programs configure; ``AttributeDict`` is ``strategies``'; each warns once.
+A 1.x utility with no counterpart (``DistributedType``, ...) raises
 ``compat.MissingNameError`` where it is imported. ``pytorch_lightning.utilities.seed`` and the
 other 1.x submodules resolve their names the same way (``compat._legacy``).
 
-Standard library only: importing this module does not import torch.
+Standard library only: importing this module does not import torch; touching one of the
+``rank_zero_*`` names imports ``strategies`` (and torch) then.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from compat import _legacy
-from compat._warnings import global_rank
 
 __all__ = ["rank_zero_debug", "rank_zero_deprecation", "rank_zero_info", "rank_zero_only", "rank_zero_warn"]  # noqa: F822 (resolved by __getattr__)
 
-_F = TypeVar("_F", bound=Callable[..., Any])
 log = logging.getLogger("pytorch_lightning")
 
 
-class _RankZeroOnly:
-    """``@rank_zero_only``: call the function on global rank 0 only (others get ``None``).
+@functools.cache
+def _strategies(name: str) -> Any:
+    from strategies.utilities import rank_zero
 
-    The rank is read when the function is called (from the live process group, else ``RANK`` /
-    ``SLURM_PROCID`` / ``LOCAL_RANK``), unless a program set ``rank_zero_only.rank`` itself, as
-    1.x Trainers did.
-    """
-
-    def __init__(self) -> None:
-        self._rank: int | None = None
-
-    @property
-    def rank(self) -> int:
-        """This process's global rank (settable, as in 1.x)."""
-        return self._rank if self._rank is not None else max(global_rank(), 0)
-
-    @rank.setter
-    def rank(self, value: int) -> None:
-        self._rank = value
-
-    def __call__(self, fn: _F) -> _F:
-        @functools.wraps(fn)
-        def wrapped(*args: Any, **kwargs: Any) -> Any:
-            if self.rank == 0:
-                return fn(*args, **kwargs)
-            return None
-
-        return wrapped  # type: ignore[return-value]
+    return getattr(rank_zero, name)
 
 
-_rank_zero_only = _RankZeroOnly()
+@functools.cache
+def _logged(level: str) -> Callable[..., None]:
+    """``rank_zero_info``/``_debug`` on the ``pytorch_lightning`` logger 1.x programs configure."""
 
+    def emit(*args: Any, stacklevel: int = 4, **kwargs: Any) -> None:
+        getattr(log, level)(*args, stacklevel=stacklevel, **kwargs)
 
-@_rank_zero_only
-def _rank_zero_info(*args: Any, **kwargs: Any) -> None:
-    log.info(*args, **kwargs)
-
-
-@_rank_zero_only
-def _rank_zero_debug(*args: Any, **kwargs: Any) -> None:
-    log.debug(*args, **kwargs)
-
-
-@_rank_zero_only
-def _rank_zero_warn(message: Any, category: type[Warning] = UserWarning, stacklevel: int = 4, **kwargs: Any) -> None:
-    warnings.warn(message, category, stacklevel=stacklevel, **kwargs)
-
-
-def _rank_zero_deprecation(message: Any, stacklevel: int = 5, **kwargs: Any) -> None:
-    _rank_zero_warn(message, DeprecationWarning, stacklevel=stacklevel, **kwargs)
+    emit.__name__ = emit.__qualname__ = f"rank_zero_{level}"
+    return _strategies("rank_zero_only")(emit)  # type: ignore[no-any-return]
 
 
 _OWN: dict[str, Callable[[], Any]] = {
-    "rank_zero_only": lambda: _rank_zero_only,
-    "rank_zero_info": lambda: _rank_zero_info,
-    "rank_zero_debug": lambda: _rank_zero_debug,
-    "rank_zero_warn": lambda: _rank_zero_warn,
-    "rank_zero_deprecation": lambda: _rank_zero_deprecation,
+    "rank_zero_only": lambda: _strategies("rank_zero_only"),
+    "rank_zero_warn": lambda: _strategies("rank_zero_warn"),
+    "rank_zero_deprecation": lambda: _strategies("rank_zero_deprecation"),
+    "rank_zero_info": lambda: _logged("info"),
+    "rank_zero_debug": lambda: _logged("debug"),
 }
 
 __getattr__ = _legacy.module_getattr(__name__, _OWN)

@@ -92,3 +92,9 @@ def apply_to_tensors(data: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> A
 def move_to_device(batch: Any, device: torch.device) -> Any:
     """``batch`` with every tensor in it on ``device``."""
     return apply_to_tensors(batch, lambda t: t.to(device, non_blocking=True))
+
+
+def move_data_to_device(batch: Any, device: torch.device | str | int) -> Any:
+    """``move_to_device`` under Lightning's name (``strategies.utilities.move_data_to_device``);
+    ``device`` may also be a string (``"cpu"``, ``"cuda:1"``) or a CUDA index."""
+    return move_to_device(batch, device if isinstance(device, torch.device) else torch.device(device))

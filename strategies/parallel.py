@@ -19,6 +19,7 @@ from strategies.environments import ClusterEnvironment
 from strategies.launchers import SubprocessScriptLauncher
 from strategies.precision import Precision
 from strategies.strategy import Strategy
+from strategies.utilities.rank_zero import rank_zero_only
 
 
 class ParallelStrategy(Strategy, ABC):
@@ -150,6 +151,7 @@ class ParallelStrategy(Strategy, ABC):
         created = RENDEZVOUS.init_process_group(
             env, self.process_group_backend, self.global_rank, self.world_size, self.timeout
         )
+        rank_zero_only.rank = self.global_rank  # as Lightning's strategies set it
         _watch.PROGRESS.start(self.global_rank, self.world_size, self.stall_warning)
         self._recorder("process_group.init" if created else "process_group.reuse")
 
@@ -167,6 +169,7 @@ class ParallelStrategy(Strategy, ABC):
     def close(self) -> None:
         super().close()
         RENDEZVOUS.close()
+        rank_zero_only.rank = None  # read from the environment again, as before this run
         if self.cluster_environment is not None:
             self.cluster_environment.teardown()
 

@@ -61,6 +61,7 @@ def _check_run(reports: list[dict]) -> None:
             seen = report[key]
             assert seen["initialized"] is True
             assert seen["dist_rank"] == seen["trainer_rank"] == rank
+            assert seen["rank_zero_only_rank"] == rank  # strategies.utilities.rank_zero_only, as Lightning sets it
             assert seen["broadcast"] == 100 and seen["barrier"] is True
         assert report["wrapped"] == "DistributedDataParallel"
         assert report["layer_device"] == report["root_device"] == "cpu"

@@ -26,7 +26,10 @@ def dataset() -> TensorDataset:
 
 
 def _dist_probe(trainer: Trainer) -> dict:
+    from strategies.utilities import rank_zero_only
+
     info = {"initialized": dist.is_initialized(), "trainer_rank": trainer.global_rank}
+    info["rank_zero_only_rank"] = rank_zero_only._rank  # what the strategy set, not a fallback
     if dist.is_initialized():
         info["dist_rank"] = dist.get_rank()
         value = torch.tensor([100 + dist.get_rank()])
