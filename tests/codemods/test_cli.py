@@ -232,7 +232,7 @@ def test_subclass_chains_across_files(tmp_path: Path, monkeypatch: pytest.Monkey
     assert (src / "d.py").read_text() == "class C:\n" + hook
 
 
-def test_class_bases_runs_only_on_files_another_file_may_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_class_bases_runs_only_on_files_another_file_may_import(tmp_path: Path, monkeypatch) -> None:
     """The cross-file pass parses a subclassing file only when another file spells its module
     (or, for a package's ``__init__``, imports from ``..``); the classes are still followed
     through every import form: ``from .a import``, ``from proj import b``, ``from .. import``."""
