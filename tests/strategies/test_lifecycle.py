@@ -79,7 +79,8 @@ def test_single_device_setup_layer_is_moved_and_trained():
     trainer = Trainer(strategy="single_device", accelerator="cpu", max_steps=1, enable_progress_bar=False)
     module = ProbeModule()
     trainer.fit(module, datamodule=ProbeData(batch_size=8))
-    assert module.seen["module_setup"] == {"initialized": False, "trainer_rank": 0}
+    # no process group, and no parallel strategy to set rank_zero_only.rank (it reads the environment)
+    assert module.seen["module_setup"] == {"initialized": False, "trainer_rank": 0, "rank_zero_only_rank": None}
     assert module.seen["wrapped"] == "ProbeModule" and module.seen["layer_device"] == "cpu"
     from test_ddp_integration import _reference_weights
 
