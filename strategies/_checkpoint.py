@@ -529,3 +529,44 @@ def resolve_last(trainer: Trainer, stage: str) -> str | None:
             stacklevel=2,
         )
     return found
+
+
+def select_ckpt_path(trainer: Trainer, stage: str, ckpt_path: Any, model_provided: bool) -> Any:
+    """What ``validate``/``test``/``predict`` load, as Lightning 2.6 chooses it.
+
+    A model passed with no ``ckpt_path`` runs with its weights as they are. With no model (the
+    module of the previous run is used) and no ``ckpt_path``, the best checkpoint of that run is
+    loaded, with a warning saying so. ``"best"`` is the first ``ModelCheckpoint``'s
+    ``best_model_path`` (an error when there is none, or no callback); ``"last"`` is resolved
+    once the ranks can agree on it (``resolve_last``); any other value is a path.
+    """
+    if ckpt_path is None:
+        if model_provided:
+            return None
+        ckpt_path = "best"
+        warnings.warn(
+            f"`.{stage}(ckpt_path=None)` was called without a model: the best model of the previous `fit` is "
+            f"loaded. Pass `.{stage}(ckpt_path='best')` for the best model or `.{stage}(ckpt_path='last')` for "
+            "the last one; passing a value silences this warning.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if ckpt_path != "best":
+        return ckpt_path
+    callbacks = trainer.checkpoint_callbacks
+    if len(callbacks) > 1:
+        warnings.warn(
+            f'`.{stage}(ckpt_path="best")` with several `ModelCheckpoint` callbacks: the first one\'s best '
+            "checkpoint is used.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if not callbacks:
+        raise ValueError(f'`.{stage}(ckpt_path="best")` is set but no `ModelCheckpoint` is configured.')
+    best = callbacks[0].best_model_path
+    if not best:
+        raise ValueError(
+            f'`.{stage}(ckpt_path="best")` is set but `ModelCheckpoint` has saved no best model yet (run `fit` '
+            f"with it first, or pass a path: `.{stage}(ckpt_path=PATH)`)."
+        )
+    return best

@@ -9,7 +9,7 @@ from typing import Any, cast
 import torch
 
 from strategies import _arguments, _preflight
-from strategies._checkpoint import dump_checkpoint, resolve_last, restore_checkpoint
+from strategies._checkpoint import dump_checkpoint, resolve_last, restore_checkpoint, select_ckpt_path
 from strategies._connector import resolve_strategy
 from strategies._evaluation import run_evaluation
 from strategies._fit_loop import FitLoop, _limit
@@ -284,36 +284,48 @@ class Trainer(_TrainerProperties, _LoggerProperties):
 
     def validate(
         self,
-        model: TrainModule,
+        model: TrainModule | None = None,
         dataloaders: Any = None,
         datamodule: DataModule | None = None,
         ckpt_path: str | os.PathLike[str] | None = None,
     ) -> list[dict[str, float]]:
-        """Run the validation loop once; return the epoch metrics."""
+        """Run the validation loop once; return the epoch metrics.
+
+        Without ``model``, the previous run's module is used and, without ``ckpt_path``, the best
+        checkpoint of that ``fit`` is loaded, as in Lightning (``ckpt_path``: a path, ``"best"`` or
+        ``"last"``; see ``strategies._checkpoint.select_ckpt_path``). The same holds for ``test``
+        and ``predict``.
+        """
+        model, ckpt_path = self._model_and_ckpt("validate", model, ckpt_path)
         _require_step(model, "validation_step", "validate")
         metrics = self._launch("validate", model, {"val": dataloaders}, datamodule, ckpt_path)
         return cast("list[dict[str, float]]", metrics)
 
     def test(
         self,
-        model: TrainModule,
+        model: TrainModule | None = None,
         dataloaders: Any = None,
         datamodule: DataModule | None = None,
         ckpt_path: str | os.PathLike[str] | None = None,
     ) -> list[dict[str, float]]:
-        """Run the test loop once; return the epoch metrics."""
+        """Run the test loop once; return the epoch metrics (``model`` and ``ckpt_path``: see ``validate``)."""
+        model, ckpt_path = self._model_and_ckpt("test", model, ckpt_path)
         _require_step(model, "test_step", "test")
         metrics = self._launch("test", model, {"test": dataloaders}, datamodule, ckpt_path)
         return cast("list[dict[str, float]]", metrics)
 
     def predict(
         self,
-        model: TrainModule,
+        model: TrainModule | None = None,
         dataloaders: Any = None,
         datamodule: DataModule | None = None,
         ckpt_path: str | os.PathLike[str] | None = None,
     ) -> list[Any]:
-        """Run ``predict_step`` over the data; return this rank's outputs (rank 0's for spawn)."""
+        """Run ``predict_step`` over the data; return this rank's outputs (rank 0's for spawn).
+
+        ``model`` and ``ckpt_path``: see ``validate``.
+        """
+        model, ckpt_path = self._model_and_ckpt("predict", model, ckpt_path)
         outputs = self._launch("predict", model, {"predict": dataloaders}, datamodule, ckpt_path)
         return cast("list[Any]", outputs)
 
@@ -321,6 +333,18 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         """Save weights, optimizer and loop state to ``path`` (written by rank 0; all ranks call it)."""
         self.strategy.save_checkpoint(dump_checkpoint(self), path)
         self.strategy.barrier("save_checkpoint")
+
+    def _model_and_ckpt(self, stage: str, model: TrainModule | None, ckpt_path: Any) -> tuple[TrainModule, Any]:
+        """The module to run (``model``, else the previous run's) and the checkpoint to load."""
+        provided = model is not None
+        if model is None:
+            model = self._caller_module or self.strategy._module  # type: ignore[assignment]
+            if model is None:
+                raise TypeError(
+                    f"`Trainer.{stage}()` needs a model: pass one (`trainer.{stage}(model)`); only a Trainer "
+                    "that ran a model before can reuse it."
+                )
+        return model, select_ckpt_path(self, stage, ckpt_path, provided)
 
     # -- the lifecycle ------------------------------------------------------------------------
 
