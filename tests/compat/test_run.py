@@ -34,6 +34,7 @@ import pytorch_lightning as pl
 from pytorch_lightning.callbacks import ModelCheckpoint
 from pytorch_lightning.loggers import CSVLogger
 from pytorch_lightning.utilities import rank_zero_only
+from packaging.version import Version
 
 
 class Regression(pl.LightningModule):
@@ -68,7 +69,8 @@ def loader():
 def report(out, trainer, model):
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump({"world_size": trainer.world_size, "best": trainer.checkpoint_callback.best_model_path,
-                   "weight": model.layer.weight.detach().flatten().tolist(), "module": type(model).__module__}, f)
+                   "weight": model.layer.weight.detach().flatten().tolist(), "module": type(model).__module__,
+                   "version": pl.__version__, "gated": Version(pl.__version__) >= Version("1.4")}, f)
 
 
 if __name__ == "__main__":
@@ -133,30 +135,15 @@ def test_no_pytorch_lightning_in_the_test_interpreter(no_lightning, tmp_path):
     assert proc.stdout.strip() == "None", proc.stderr
 
 
-def test_version_gated_1x_code_takes_the_branches_compat_runs(no_lightning, tmp_path):
-    """``pytorch_lightning.__version__`` is the newest 1.x release of the catalog (1.5.x): code
-    gated on it picks the 1.4+/1.5 paths; the package's own version is ``strategies.__version__``."""
-    from importlib.metadata import version
-
+def test_single_process(no_lightning, tmp_path):
     from compat import _catalog
 
-    python, path = no_lightning
-    script = (
-        "import pytorch_lightning as pl, strategies\n"
-        "from packaging.version import Version\n"
-        "print(pl.__version__, Version(pl.__version__) >= Version('1.4'), strategies.__version__)\n"
-    )
-    (tmp_path / "gate.py").write_text(script)
-    proc = _run(python, ["-m", "compat.run", "gate.py"], tmp_path, pythonpath=path)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    newest = _catalog.load(_catalog.OLD[-1]).version
-    assert newest.startswith("1.5.")
-    assert proc.stdout.split() == [newest, "True", version("strategy-compat")]
-
-
-def test_single_process(no_lightning, tmp_path):
     result, stderr = _train(no_lightning, tmp_path, "single")
     assert result["world_size"] == 1
+    # pytorch_lightning.__version__ is the newest 1.x catalog's (1.5.x): version-gated 1.x code
+    # takes the 1.4+/1.5 branches, which compat runs
+    newest = _catalog.load(_catalog.OLD[-1]).version
+    assert newest.startswith("1.5.") and result["version"] == newest and result["gated"] is True
     assert result["module"] == "__main__"
     # each old name warns once, at the script's line, with what to use instead
     assert stderr.count("`pytorch_lightning.callbacks.ModelCheckpoint` is deprecated") == 1
