@@ -41,7 +41,7 @@ def _logged(level: str) -> Callable[..., None]:
         getattr(log, level)(*args, stacklevel=stacklevel, **kwargs)
 
     emit.__name__ = emit.__qualname__ = f"rank_zero_{level}"
-    return _strategies("rank_zero_only")(emit)  # type: ignore[no-any-return]
+    return _strategies("rank_zero_only")(emit)
 
 
 _OWN: dict[str, Callable[[], Any]] = {
