@@ -9,6 +9,7 @@ from torch.nn.parallel import DistributedDataParallel
 from typing_extensions import override
 
 from strategies.parallel import ParallelStrategy, _StepRedirect, split_parallel_kwargs
+from strategies.registry import register_find_unused
 
 if TYPE_CHECKING:
     from strategies.registry import StrategyRegistry
@@ -46,10 +47,4 @@ class DDPStrategy(ParallelStrategy):
     def register_strategies(cls, registry: StrategyRegistry) -> None:
         """Add ``"ddp"`` and Lightning's ``"ddp_find_unused_parameters_true"``/``"_false"`` to the registry."""
         registry.register("ddp", cls, "DistributedDataParallel; the script is re-run for each extra local rank.")
-        for flag in (True, False):
-            registry.register(
-                f"ddp_find_unused_parameters_{str(flag).lower()}",
-                cls,
-                f"`ddp` with DistributedDataParallel(find_unused_parameters={flag}).",
-                find_unused_parameters=flag,
-            )
+        register_find_unused(registry, "ddp", cls)

@@ -8,6 +8,7 @@ from typing_extensions import override
 
 from strategies.ddp import DDPStrategy
 from strategies.launchers import MultiprocessingLauncher
+from strategies.registry import register_find_unused
 
 if TYPE_CHECKING:
     from strategies.registry import StrategyRegistry
@@ -49,11 +50,4 @@ class DDPSpawnStrategy(DDPStrategy):
             "ddp_notebook", cls, "`ddp_fork` under the name Lightning gives it for notebooks.", start_method="fork"
         )
         for name, start_method in (("ddp_spawn", "spawn"), ("ddp_fork", "fork"), ("ddp_notebook", "fork")):
-            for flag in (True, False):
-                registry.register(
-                    f"{name}_find_unused_parameters_{str(flag).lower()}",
-                    cls,
-                    f"`{name}` with DistributedDataParallel(find_unused_parameters={flag}).",
-                    start_method=start_method,
-                    find_unused_parameters=flag,
-                )
+            register_find_unused(registry, name, cls, start_method=start_method)

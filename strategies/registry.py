@@ -73,3 +73,16 @@ class StrategyRegistry:
     def description(self, name: str) -> str:
         """The one-line description of ``name``."""
         return self._entries[name].description
+
+
+def register_find_unused(registry: StrategyRegistry, name: str, cls: type[Strategy], **init_kwargs: Any) -> None:
+    """Add Lightning's ``<name>_find_unused_parameters_true``/``_false``: ``name``'s strategy
+    (``cls`` with ``init_kwargs``) with ``DistributedDataParallel(find_unused_parameters=...)``."""
+    for flag in (True, False):
+        registry.register(
+            f"{name}_find_unused_parameters_{str(flag).lower()}",
+            cls,
+            f"`{name}` with DistributedDataParallel(find_unused_parameters={flag}).",
+            **init_kwargs,
+            find_unused_parameters=flag,
+        )
