@@ -24,6 +24,7 @@ from strategies.environments import ClusterEnvironment, LocalEnvironment, SLURME
 from strategies.fsdp import FSDPStrategy
 from strategies.launchers import Launcher, MultiprocessingLauncher, RankFailedError, SubprocessScriptLauncher
 from strategies.loggers import CSVLogger, Logger, TensorBoardLogger
+from strategies.lr_monitor import LearningRateMonitor
 from strategies.model_checkpoint import ModelCheckpoint
 from strategies.module import DataModule, TrainModule
 from strategies.parallel import ParallelStrategy
@@ -95,6 +96,7 @@ __all__ = [
     "seed_everything",
     "CSVLogger",
     "EarlyStopping",
+    "LearningRateMonitor",
     "Logger",
     "ModelCheckpoint",
     "TensorBoardLogger",

@@ -26,7 +26,7 @@ MODULES = (
 # What a 1.x program can import from these modules here (the rest fails with MissingNameError).
 WORKS = {
     "pytorch_lightning": {"Callback", "LightningDataModule", "LightningModule", "Trainer", "seed_everything"},
-    "pytorch_lightning.callbacks": {"Callback", "EarlyStopping", "ModelCheckpoint"},
+    "pytorch_lightning.callbacks": {"Callback", "EarlyStopping", "LearningRateMonitor", "ModelCheckpoint"},
     "pytorch_lightning.loggers": {"CSVLogger", "LightningLoggerBase", "TensorBoardLogger"},
     "pytorch_lightning.utilities": {
         "AttributeDict",
@@ -71,8 +71,10 @@ def test_every_15_name_works_or_fails_clearly(module):
 
 
 def test_missing_name_fails_on_the_import_line():
-    with pytest.raises(ImportError, match=r"LearningRateMonitor.*lightning\.pytorch\.callbacks\.LearningRateMonitor"):
-        from compat.callbacks import LearningRateMonitor  # noqa: F401
+    with pytest.raises(
+        ImportError, match=r"StochasticWeightAveraging.*lightning\.pytorch\.callbacks\.StochasticWeightAveraging"
+    ):
+        from compat.callbacks import StochasticWeightAveraging  # noqa: F401
     with pytest.raises(AttributeError, match="NotA1xName"):
         compat.callbacks.NotA1xName  # noqa: B018
     assert not hasattr(compat.loggers, "NotA1xName")
