@@ -288,16 +288,14 @@ class TrainerMetrics:
     def batch_end(self, kind: str) -> None:
         """After a batch's ``on_*_batch_end`` hooks: step values to the loggers when it is time."""
         _check_kind(kind)
-        trainer = self.trainer
         results = self._results.get(kind)
         if kind == "train":
             step = self._logger_step
             if not self._batch_stepped():
                 return
+            due = self.step_logs_due()
             self._logger_step += 1
-            every = trainer.log_every_n_steps
-            due = every > 0 and (step + 1) % every == 0
-            if results is not None and (due or trainer.should_stop or trainer.fast_dev_run):
+            if results is not None and due:
                 self._send(results.step_view(training=True)[0], step, with_epoch=True)
         elif kind in ("val", "test"):
             step, self._eval_batches = self._eval_batches, self._eval_batches + 1
@@ -305,6 +303,19 @@ class TrainerMetrics:
                 logged = results.step_view(training=False)[0]
                 self.logged_metrics.update(logged)
                 self._send(logged, step)
+
+    @property
+    def logger_step(self) -> int:
+        """The ``step`` the loggers get for the current training batch (Lightning's ``_batches_that_stepped``)."""
+        return self._logger_step
+
+    def step_logs_due(self) -> bool:
+        """Whether the current training batch's step values go to the loggers: every
+        ``log_every_n_steps`` batches that step, and always when stopping or under ``fast_dev_run``."""
+        trainer = self.trainer
+        every = trainer.log_every_n_steps
+        due = every > 0 and (self._logger_step + 1) % every == 0
+        return bool(due or trainer.should_stop or trainer.fast_dev_run)
 
     def epoch_end(self, kind: str) -> dict[str, float]:
         """After the ``on_*_epoch_end`` hooks: compute, sync and report the epoch values of ``kind``."""

@@ -72,11 +72,11 @@ class LearningRateMonitor(Callback):
                 RuntimeWarning,
                 stacklevel=2,
             )
-        self.lrs = {name: [] for name in self._named_groups(trainer)[0]}
+        self.lrs = {n: [] for base, opt, _ in self._named_groups(trainer) for n in self._group_names(base, opt)}
 
     def on_train_batch_start(self, trainer: Trainer, module: TrainModule, batch: Any, batch_idx: int) -> None:
         """Log per-step learning rates when the loggers are due (every ``log_every_n_steps``)."""
-        if self.logging_interval == "epoch" or not self._logs_due(trainer):
+        if self.logging_interval == "epoch" or not trainer.metrics.step_logs_due():
             return
         self._log(trainer, self.logging_interval or "step")
 
@@ -89,13 +89,8 @@ class LearningRateMonitor(Callback):
     # -- helpers ---------------------------------------------------------------------------------
 
     @staticmethod
-    def _logs_due(trainer: Trainer) -> bool:
-        every = trainer.log_every_n_steps
-        step = trainer.metrics._logger_step + 1
-        return bool(trainer.fast_dev_run) or trainer.should_stop or (every > 0 and step % every == 0)
-
-    def _named_groups(self, trainer: Trainer) -> tuple[list[str], list[tuple[str, torch.optim.Optimizer, str | None]]]:
-        """Every parameter group's metric name, and ``(prefix, optimizer, its scheduler's interval)``."""
+    def _named_groups(trainer: Trainer) -> list[tuple[str, torch.optim.Optimizer, str | None]]:
+        """``(name prefix, optimizer, its scheduler's interval or None)`` for every optimizer."""
         named: list[tuple[str, torch.optim.Optimizer, str | None]] = []
         counts: dict[str, int] = {}
 
@@ -113,8 +108,7 @@ class LearningRateMonitor(Callback):
         for optimizer in trainer.optimizers:
             if not any(optimizer is seen for seen in scheduled):
                 named.append((prefix(f"lr-{type(optimizer).__name__}"), optimizer, None))
-        names = [n for base, opt, _ in named for n in self._group_names(base, opt)]
-        return names, named
+        return named
 
     @staticmethod
     def _group_names(base: str, optimizer: torch.optim.Optimizer) -> list[str]:
@@ -138,7 +132,7 @@ class LearningRateMonitor(Callback):
 
     def _log(self, trainer: Trainer, interval: str) -> None:
         stats: dict[str, float] = {}
-        for base, optimizer, scheduler_interval in self._named_groups(trainer)[1]:
+        for base, optimizer, scheduler_interval in self._named_groups(trainer):
             # an optimizer without a scheduler is logged at every interval; a scheduled one at its own
             # (or at the interval asked for)
             if scheduler_interval is None or self.logging_interval is not None or scheduler_interval == interval:
@@ -150,4 +144,4 @@ class LearningRateMonitor(Callback):
         if not trainer.strategy.is_global_zero:  # the loggers write on rank 0 only
             return
         for logger in trainer.loggers:
-            logger.log_metrics(stats, step=trainer.metrics._logger_step)
+            logger.log_metrics(stats, step=trainer.metrics.logger_step)
