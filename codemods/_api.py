@@ -11,6 +11,7 @@ import libcst as cst
 from ._edits import Change
 from ._engine import order_rules, run_rules
 from ._ids import Rule
+from ._parse import parse_module
 from ._prescan import prescan
 from ._rule import RuleCommand
 from ._suppress import parse_suppressions
@@ -127,7 +128,7 @@ def migrate_source(
     """
     index(target)
     rules = select_rules(select, ignore)
-    tree = cst.parse_module(source)
+    tree = parse_module(source)
     _, code, changes, _ = run_rules(
         tree,
         rules,
