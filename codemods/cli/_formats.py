@@ -71,8 +71,15 @@ def bases_many(items: Iterable[tuple[str, str]]) -> list[tuple[str, dict[str, tu
 
 
 def migrate_many(items: Iterable[tuple[str, str, str, str]], settings: Settings) -> list[FileResult]:
-    """Migrate ``(path, module, display, rel)`` items of any kind (one pool task), in order."""
-    return [migrate_one(*item, settings) for item in items]
+    """Migrate ``(path, module, display, rel)`` items of any kind (one pool task), in order.
+
+    Each file restarts the worker's clock, so ``--timeout`` applies to each file of the task.
+    """
+    results = []
+    for item in items:
+        _worker.item_started()
+        results.append(migrate_one(*item, settings))
+    return results
 
 
 def migrate_one(path: str, module: str, display: str, rel: str, settings: Settings) -> FileResult:

@@ -57,6 +57,7 @@ _BARE_RELATIVE = r"from[ \t]+\.+[ \t]*import\b"  # ``from . import X``: names no
 _PARSER = "codemods._api"  # the rules, and libcst with them
 _WORKER_DIED = "the worker process died while handling this file"
 _POLL = 0.5  # seconds between looks at the tasks' run times (--timeout)
+_FILES_PER_TASK = 8  # the most files one migrate task holds (``Runner.migrate``)
 _CRASH_HINT = (
     "libcst's native parser crashes on some code, e.g. thousands of nested brackets or chained "
     "unary operators; the other files were processed"
@@ -587,7 +588,11 @@ class Runner:
                             f"{result.digest}:{item[1]}:{classes_key}", result.status, result.changes, result.held
                         )
 
-        self.pool.run(_formats.migrate_many, [[i] for i in items], (settings,), take, isolate=True)
+        # A few files per task: a task costs the pool about a millisecond, a parse ten or more;
+        # a task that dies is split into one-file tasks (``_Pool``), and each file has its own
+        # ``--timeout`` (``_worker.item_started``).
+        chunks = _chunks(items, self.pool.jobs, _FILES_PER_TASK)
+        self.pool.run(_formats.migrate_many, chunks, (settings,), take, isolate=True)
 
     def _after_interrupt(self) -> None:
         """What the stopped workers did: a file replaced since the run began was migrated.

@@ -196,6 +196,16 @@ def run_task(task: int, fn: Callable[..., list[Any]], chunk: list[Any], *extra: 
         _slots[_slot] = 0
 
 
+def item_started() -> None:
+    """Restart this worker's clock in its slot: a task of several files is timed per file.
+
+    ``--timeout`` limits one file, so a task of eight small files may take eight times as long;
+    the parent sees the start of the file in hand (``codemods.cli._runner._Pool._stop_overdue``).
+    """
+    if _slots is not None:
+        _slots[_slot + 2] = time.monotonic_ns()
+
+
 def digest(data: bytes) -> str:
     """The content hash of a file's bytes (the results cache's key)."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -448,8 +458,3 @@ def write(path: str, rel: str, data: bytes, snap: object, settings: Settings) ->
     else:
         write_atomic(path, data, snap)
     return None
-
-
-def migrate_many(items: Iterable[tuple[str, str, str, str]], settings: Settings) -> list[FileResult]:
-    """``migrate`` over ``(path, module, display, rel)`` items (one pool task)."""
-    return [migrate(*item, settings) for item in items]

@@ -115,6 +115,46 @@ def test_a_file_that_hangs_the_parser_is_stopped_at_the_timeout(tmp_path: Path, 
     assert all(f.read_text() == MIGRATED for f in files)
 
 
+def test_a_crash_or_hang_in_a_task_of_several_files_fails_that_file_alone(tmp_path: Path, capsys) -> None:
+    """Many files go several to a task; the task that dies is split, and each file has its timeout.
+
+    Forty good files around one that crashes the parser and one that hangs it: only those two fail,
+    and the good files sharing their tasks are migrated when retried alone.
+    """
+    tree = tmp_path / "tree"
+    files = good_files(tree, 40)
+    assert max(map(len, _runner._chunks(list(range(42)), 1, _runner._FILES_PER_TASK))) > 1  # batched
+    # the biggest files go first: the first task holds these two and four good files
+    (tree / "m019_deep.py").write_text(NESTED)
+    (tree / "m020_slow.py").write_text(SLOW)
+    code, _, err = run("--jobs", "1", "-q", "--timeout", "3", str(tree), capsys=capsys)
+    assert code == 2, err
+    assert re.search(r"failed: .*m019_deep\.py: the worker process died while handling this file \(SIGSEGV\)", err)
+    assert re.search(r"failed: .*m020_slow\.py: still running after 3 s \(--timeout\)", err), err
+    assert summary_counts(err) == {"changed": 40, "failed": 2}, err
+    assert all(f.read_text() == MIGRATED for f in files)
+
+
+def test_each_file_of_a_task_restarts_the_worker_clock(monkeypatch) -> None:
+    """``--timeout`` is per file: the slot's start time is the start of the file in hand."""
+    from codemods.cli import _formats, _worker
+
+    slots = [7, os.getpid(), 0]  # task, pid, start
+    monkeypatch.setattr(_worker, "_slots", slots)
+    monkeypatch.setattr(_worker, "_slot", 0)
+    seen = []
+
+    def one(path, module, display, rel, settings):
+        seen.append(slots[2])
+        time.sleep(0.01)
+        return path
+
+    monkeypatch.setattr(_formats, "migrate_one", one)
+    assert _formats.migrate_many([("a", "a", "a", "a"), ("b", "b", "b", "b")], None) == ["a", "b"]
+    assert 0 < seen[0] < seen[1] <= time.monotonic_ns()
+    assert seen[1] - seen[0] >= 10_000_000  # the second file's clock started after the first file
+
+
 # -- a worker's death fails only the file it held -------------------------------------------------------
 
 
