@@ -32,6 +32,7 @@ from strategies.precision import DoublePrecision, HalfPrecision, MixedPrecision,
 from strategies.registry import StrategyRegistry
 from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
+from strategies.timer import Timer
 from strategies.trainer import HookCaller, Trainer, TrainerMetrics
 
 
@@ -100,4 +101,5 @@ __all__ = [
     "Logger",
     "ModelCheckpoint",
     "TensorBoardLogger",
+    "Timer",
 ]

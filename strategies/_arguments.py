@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import datetime
 import os
-import re
 from typing import Any
 
 import torch
@@ -12,21 +10,9 @@ import torch
 
 def parse_max_time(max_time: Any) -> float | None:
     """Seconds from ``"DD:HH:MM:SS"``, a ``timedelta``, or a dict of ``timedelta`` fields; None for no limit."""
-    if max_time is None:
-        return None
-    if isinstance(max_time, str):
-        match = re.fullmatch(r"(\d+):(\d{1,2}):(\d{1,2}):(\d{1,2})", max_time.strip())
-        if match is None:
-            raise ValueError(f"`max_time={max_time!r}`: use 'DD:HH:MM:SS' (e.g. '00:12:00:00' for 12 hours).")
-        days, hours, minutes, seconds = map(int, match.groups())
-        max_time = datetime.timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
-    elif isinstance(max_time, dict):
-        max_time = datetime.timedelta(**max_time)
-    if not isinstance(max_time, datetime.timedelta):
-        raise TypeError(
-            f"`max_time={max_time!r}`: pass 'DD:HH:MM:SS', a timedelta or a dict; got `{type(max_time).__name__}`."
-        )
-    return max_time.total_seconds()
+    from strategies.timer import parse_duration
+
+    return parse_duration(max_time, "max_time=...")
 
 
 def fast_dev_run_batches(fast_dev_run: int | bool) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,6 @@ class FitLoop:
         self.num_batches: int | float = _INF
         self.val_check_batch: int | float = _INF
         self.total_batch_idx = 0
-        self.started = time.monotonic()
         self.progress = ProgressBar(trainer.enable_progress_bar and trainer.is_global_zero)
 
     def run(self) -> None:
@@ -116,13 +114,6 @@ class FitLoop:
             return True
         return state.should_stop and self._can_stop_early()
 
-    def _check_max_time(self) -> None:
-        trainer = self.trainer
-        if trainer.max_time is not None:
-            out_of_time = time.monotonic() - self.started >= trainer.max_time
-            if trainer.strategy.broadcast(out_of_time):
-                trainer.state.should_stop = True
-
     # -- one epoch ------------------------------------------------------------------------------
 
     def _epoch(self) -> None:
@@ -154,7 +145,6 @@ class FitLoop:
             hooks.callbacks("on_train_epoch_end", monitoring=True)
         if finished:
             self._step_schedulers("epoch", plateau=True)
-        self._check_max_time()
         state.epoch_done = False
         state.epoch += 1
         state.step_in_epoch = 0
@@ -186,7 +176,6 @@ class FitLoop:
         if self.progress.enabled:
             total = None if self.num_batches == _INF else int(self.num_batches)
             self.progress.update("train", state.epoch, batch_idx + 1, total, trainer.progress_bar_metrics)
-        self._check_max_time()
         if self._should_validate(batch_idx, is_last):
             if not accumulating:
                 hooks.module("on_validation_model_zero_grad")

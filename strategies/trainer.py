@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 from dataclasses import dataclass
 from typing import Any, cast
@@ -24,6 +25,8 @@ from strategies.parallel import ParallelStrategy
 from strategies.precision import Precision
 from strategies.registry import StrategyRegistry
 from strategies.strategy import Strategy
+from strategies.timer import Timer
+from strategies.utilities.rank_zero import rank_zero_info
 
 __all__ = ["HookCaller", "Trainer", "TrainerMetrics", "TrainerState"]
 
@@ -194,6 +197,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self.hooks = self.hooks_class(self, record_hooks=record_hooks)
         self.metrics = self.metrics_class(self)
         self.callbacks = _ordered([callbacks] if isinstance(callbacks, Callback) else list(callbacks or []))
+        self._configure_timer()
         self._configure_logging(
             logger=False if self.fast_dev_run else logger,
             enable_checkpointing=False if self.fast_dev_run else enable_checkpointing,
@@ -204,6 +208,15 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self._reset_run_state()
         self._fit_optimizers: tuple[list[torch.optim.Optimizer], list[dict[str, Any]]] = ([], [])
         self.strategy._recorder = self.hooks.record
+
+    def _configure_timer(self) -> None:
+        """``max_time``: a ``Timer(interval="step")`` among the callbacks, unless there is one (Lightning's rule)."""
+        if self.max_time is None:
+            return
+        if any(isinstance(cb, Timer) for cb in self.callbacks):
+            rank_zero_info("Ignoring `Trainer(max_time=...)`, callbacks list already contains a Timer.")
+            return
+        self.callbacks = _ordered([*self.callbacks, Timer(datetime.timedelta(seconds=self.max_time), "step")])
 
     def _configure_loops(
         self,

@@ -26,7 +26,7 @@ MODULES = (
 # What a 1.x program can import from these modules here (the rest fails with MissingNameError).
 WORKS = {
     "pytorch_lightning": {"Callback", "LightningDataModule", "LightningModule", "Trainer", "seed_everything"},
-    "pytorch_lightning.callbacks": {"Callback", "EarlyStopping", "LearningRateMonitor", "ModelCheckpoint"},
+    "pytorch_lightning.callbacks": {"Callback", "EarlyStopping", "LearningRateMonitor", "ModelCheckpoint", "Timer"},
     "pytorch_lightning.loggers": {"CSVLogger", "LightningLoggerBase", "TensorBoardLogger"},
     "pytorch_lightning.utilities": {
         "AttributeDict",

@@ -109,8 +109,11 @@ def test_fast_dev_run_runs_one_batch_of_each():
 
 
 def test_max_time_stops_training():
+    # Lightning 2.6: a used-up limit stops at on_fit_start, before any batch or on_train_start
     trainer, calls = _fit(max_time=datetime.timedelta(0), max_epochs=5)
-    assert trainer.global_step == 1 and calls["on_train_end"] == 1
+    assert trainer.global_step == 0 and "on_train_start" not in calls and calls["on_fit_end"] == 1
+    trainer, calls = _fit(max_time={"days": 1}, max_epochs=2)
+    assert trainer.global_step > 0 and calls["on_train_end"] == 1
 
 
 class _StopAt(Callback):
