@@ -139,22 +139,32 @@ def find_home(target: str, old_module: str, name: str, mapped: str | None = None
     return Home(best.rpartition(".")[0])
 
 
-def _old_signature(path: str) -> _catalog.Signature | None:
+def _old_signature(path: str) -> tuple[_catalog.Catalog, _catalog.Signature] | None:
     for catalog in reversed(_catalog.old_with(path)):  # the newest release that has it
         signature = catalog.signature(path)
         if signature is not None:
-            return signature
+            return catalog, signature
     return None
+
+
+def _default(catalog: _catalog.Catalog, path: str, text: str | None) -> str | None:
+    """A default of ``path``'s constructor, enum members by their value (``Interval.step``: ``'step'``)."""
+    if text is None:
+        return None
+    resolved = catalog.resolve(path) or path
+    return catalog.default_value(resolved.rpartition(".")[0], text)
 
 
 def call_changes(target: str, old_path: str, new_path: str, positional: int, keywords: list[str]) -> list[str]:
     """What a call ``OldClass(<positional> args, <keywords>=...)`` would do differently once
     ``OldClass`` is the target's ``new_path`` (a class found by name, not by the rename table):
     arguments that bind elsewhere or are not taken, and defaults that changed."""
-    old = _old_signature(old_path)
-    new = _catalog.target(target).signature(new_path)
-    if old is None or new is None:
+    found = _old_signature(old_path)
+    new_catalog = _catalog.target(target)
+    new = new_catalog.signature(new_path)
+    if found is None or new is None:
         return []
+    old_catalog, old = found
     problems = []
     if positional and old.positional()[:positional] != new.positional()[:positional]:
         problems.append(f"its positional arguments bind to {', '.join(new.positional()[:positional])} now")
@@ -170,7 +180,7 @@ def call_changes(target: str, old_path: str, new_path: str, positional: int, key
             continue
         if now.default is None and param.default is not None:
             problems.append(f"`{param.name}` is required now")
-        elif now.default != param.default:
+        elif _default(new_catalog, new_path, now.default) != _default(old_catalog, old_path, param.default):
             problems.append(f"`{param.name}` defaults to {now.default} now (was {param.default})")
     for param in new.params:
         if param.default is None and param.name not in passed and old.get(param.name) is None:

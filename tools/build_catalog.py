@@ -370,6 +370,7 @@ def _class_entry(resolver: _Resolver, module: _Module, node: ast.ClassDef, refer
     properties: set[str] = set()
     attributes: set[str] = set()
     abstract: set[str] = set()
+    constants: dict[str, str] = {}  # class-level NAME = literal (an enum's members and their values)
     for item in node.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if any(
@@ -398,6 +399,8 @@ def _class_entry(resolver: _Resolver, module: _Module, node: ast.ClassDef, refer
             for target in item.targets:
                 if isinstance(target, ast.Name):
                     attributes.add(target.id)
+                    if isinstance(item.value, ast.Constant) and not isinstance(item.value.value, bytes):
+                        constants[target.id] = repr(item.value.value)
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
             attributes.add(item.target.id)
     attributes -= properties | set(methods)
@@ -417,6 +420,9 @@ def _class_entry(resolver: _Resolver, module: _Module, node: ast.ClassDef, refer
         entry["attributes"] = sorted(attributes)
     if uncalled:
         entry["uncalled"] = uncalled
+    if constants and any(base.rpartition(".")[2].endswith("Enum") for base in entry["bases"]):
+        # A member's value, so that a default spelled ``Interval.step`` compares equal to ``'step'``.
+        entry["values"] = dict(sorted(constants.items()))
     return entry
 
 

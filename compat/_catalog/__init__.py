@@ -31,7 +31,8 @@ import ast
 import enum
 import functools
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
@@ -155,6 +156,8 @@ class ClassInfo:
     attributes: frozenset[str]
     uncalled: frozenset[str]
     abstract: frozenset[str] = frozenset()
+    #: an enum's members -> their values as Python literals (``{"step": "'step'"}``)
+    values: Mapping[str, str] = field(default_factory=dict)
 
 
 class Catalog:
@@ -250,7 +253,17 @@ class Catalog:
             frozenset(entry.get("attributes", ())),
             frozenset(entry.get("uncalled", ())),
             frozenset(entry.get("abstract", ())),
+            dict(entry.get("values", {})),
         )
+
+    def default_value(self, module: str, text: str) -> str:
+        """A default as it is written in ``module`` (``Interval.step``), as a literal where it names an
+        enum member this catalog knows the value of (``'step'``); else ``text`` itself."""
+        owner, dot, member = text.rpartition(".")
+        if not dot or not owner.isidentifier() or not member.isidentifier():
+            return text
+        info = self.cls(f"{module}.{owner}")
+        return info.values.get(member, text) if info is not None else text
 
     def mro(self, path: str) -> tuple[str, ...]:
         """The class and its bases known to this catalog, nearest first (depth-first, no repeats)."""

@@ -94,6 +94,39 @@ def test_old_constructor_order_is_read_from_the_release():
     assert signature.bind_positional(5) is None
 
 
+def test_enum_defaults_compare_by_their_value():
+    """``Timer(interval=Interval.step)`` (1.5) and ``Timer(interval="step")`` (strategies) agree:
+    the catalog keeps an enum's member values, so no TODO says the default changed."""
+    old = _catalog.load("pytorch_lightning-1.5")
+    assert old.default_value("pytorch_lightning.callbacks.timer", "Interval.step") == "'step'"
+    assert old.default_value("pytorch_lightning.trainer.states", "RunningStage.TRAINING") == "'train'"
+    assert old.default_value("pytorch_lightning.callbacks.timer", "Interval.hourly") == "Interval.hourly"
+    assert old.default_value("pytorch_lightning.callbacks.timer", "torch.float32") == "torch.float32"
+    assert old.default_value("pytorch_lightning.callbacks.timer", "'step'") == "'step'"
+    from codemods import _homes
+
+    timer = "pytorch_lightning.callbacks.timer.Timer"
+    assert _homes.call_changes("strategies", timer, "strategies.timer.Timer", 0, []) == []
+    assert _homes.call_changes("lightning", timer, "lightning.pytorch.callbacks.timer.Timer", 0, []) == []
+
+
+def test_an_enum_default_whose_value_changed_is_still_reported(monkeypatch):
+    from codemods import _homes
+
+    target = _catalog.target("strategies")
+    real = target.signature
+
+    def epoch_default(path, method="__init__"):
+        text = "(self, duration=None, interval='epoch', verbose=True)"
+        return _catalog.Signature.parse(text) if path == "strategies.timer.Timer" else real(path, method)
+
+    monkeypatch.setattr(target, "signature", epoch_default)
+    changes = _homes.call_changes(
+        "strategies", "pytorch_lightning.callbacks.timer.Timer", "strategies.timer.Timer", 0, []
+    )
+    assert changes == ["`interval` defaults to 'epoch' now (was Interval.step)"]
+
+
 def test_hierarchies_differ_between_old_and_new():
     old = _catalog.load("pytorch_lightning-1.5")
     new = _catalog.target("lightning")
