@@ -2,7 +2,8 @@
 
 ``Callback`` is ``compat.Callback`` (old hook names bridged); ``ModelCheckpoint`` takes the 1.x
 arguments (``period``, ``every_n_val_epochs``, ``prefix``) on top of ``strategies.ModelCheckpoint``;
-``EarlyStopping``, ``LearningRateMonitor`` and ``Timer`` are ``strategies``' own. Each name warns
+``EarlyStopping``, ``LearningRateMonitor``, ``Timer``, ``LambdaCallback`` and
+``GradientAccumulationScheduler`` are ``strategies``' own. Each name warns
 once with its new name. A 1.x callback ``strategies`` has no counterpart for yet (``ProgressBar``,
 ``StochasticWeightAveraging``, ...) raises ``compat.MissingNameError`` where it is imported. The
 names come from the 1.2-1.5 catalogs (see ``compat._legacy``).
@@ -82,7 +83,62 @@ def _model_checkpoint() -> type:
     return ModelCheckpoint
 
 
-_OWN = {"ModelCheckpoint": lambda: (_model_checkpoint(), "strategies.ModelCheckpoint")}
+@functools.cache
+def _lambda_callback() -> type:
+    import inspect
+    import sys
+    import warnings
+
+    import strategies
+    from compat.module import Callback as OldCallback
+
+    new_hooks = frozenset(inspect.signature(strategies.LambdaCallback).parameters)
+
+    class LambdaCallback(strategies.LambdaCallback):
+        """``strategies.LambdaCallback`` that also takes the 1.x hooks (``on_epoch_start=fn``, ...).
+
+        With a 1.x hook the instance's class is a ``compat.Callback`` subclass holding the
+        functions as methods, made in the caller's module, so compat treats it as the user's 1.x
+        callback: each old hook warns once with its new name, and ``compat.Trainer`` calls it at
+        its 1.x step (or refuses it, saying so), exactly as for a 1.x ``Callback`` subclass.
+        """
+
+        def __new__(cls, **hooks: Any) -> Any:
+            old = {name: fn for name, fn in hooks.items() if name not in new_hooks and fn is not None}
+            if not old:
+                return super().__new__(cls)
+            methods = {name: _as_method(name, fn) for name, fn in old.items()}
+            # The caller's module: compat's bridge treats the class as the user's 1.x callback
+            # (it warns once per old hook and installs the bridges it installs for a subclass).
+            methods["__module__"] = sys._getframe(1).f_globals.get("__name__", "__main__")
+            with warnings.catch_warnings():  # "`Callback` is deprecated (subclassed by ...)": the user did not
+                warnings.filterwarnings("ignore", message=r"`Callback` is deprecated")
+                bridged = type("LambdaCallback", (cls, OldCallback), methods)
+            return object.__new__(bridged)
+
+        def __init__(self, **hooks: Any) -> None:
+            super().__init__(**{name: fn for name, fn in hooks.items() if name in new_hooks})
+
+    LambdaCallback.__module__ = __name__
+    LambdaCallback.__qualname__ = "LambdaCallback"
+    return LambdaCallback
+
+
+def _as_method(name: str, fn: Any) -> Any:
+    if not callable(fn):
+        raise TypeError(f"`LambdaCallback({name}=...)` needs a function; got `{type(fn).__name__}`.")
+
+    def hook(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    hook.__name__ = hook.__qualname__ = name
+    return hook
+
+
+_OWN = {
+    "ModelCheckpoint": lambda: (_model_checkpoint(), "strategies.ModelCheckpoint"),
+    "LambdaCallback": lambda: (_lambda_callback(), "strategies.LambdaCallback"),
+}
 
 __getattr__ = _legacy.module_getattr(__name__, _OWN)
 __dir__ = _legacy.module_dir(__name__, _OWN)

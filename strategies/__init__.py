@@ -22,6 +22,7 @@ from strategies.dp import DataParallelStrategy
 from strategies.early_stopping import EarlyStopping
 from strategies.environments import ClusterEnvironment, LocalEnvironment, SLURMEnvironment, TorchElasticEnvironment
 from strategies.fsdp import FSDPStrategy
+from strategies.lambda_callbacks import GradientAccumulationScheduler, LambdaCallback
 from strategies.launchers import Launcher, MultiprocessingLauncher, RankFailedError, SubprocessScriptLauncher
 from strategies.loggers import CSVLogger, Logger, TensorBoardLogger
 from strategies.lr_monitor import LearningRateMonitor
@@ -97,6 +98,8 @@ __all__ = [
     "seed_everything",
     "CSVLogger",
     "EarlyStopping",
+    "GradientAccumulationScheduler",
+    "LambdaCallback",
     "LearningRateMonitor",
     "Logger",
     "ModelCheckpoint",

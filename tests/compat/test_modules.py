@@ -26,7 +26,15 @@ MODULES = (
 # What a 1.x program can import from these modules here (the rest fails with MissingNameError).
 WORKS = {
     "pytorch_lightning": {"Callback", "LightningDataModule", "LightningModule", "Trainer", "seed_everything"},
-    "pytorch_lightning.callbacks": {"Callback", "EarlyStopping", "LearningRateMonitor", "ModelCheckpoint", "Timer"},
+    "pytorch_lightning.callbacks": {
+        "Callback",
+        "EarlyStopping",
+        "GradientAccumulationScheduler",
+        "LambdaCallback",
+        "LearningRateMonitor",
+        "ModelCheckpoint",
+        "Timer",
+    },
     "pytorch_lightning.loggers": {"CSVLogger", "LightningLoggerBase", "TensorBoardLogger"},
     "pytorch_lightning.utilities": {
         "AttributeDict",
@@ -142,6 +150,55 @@ def test_model_checkpoint_takes_the_1x_arguments(tmp_path):
         ModelCheckpoint(dirpath=tmp_path, train_time_interval=10)
     with pytest.raises(TypeError, match="pass only `every_n_epochs`"):
         ModelCheckpoint(dirpath=tmp_path, period=3, every_n_epochs=2)
+
+
+def test_lambda_callback_takes_the_1x_hooks_and_calls_them_at_their_1x_step(recwarn):
+    """``LambdaCallback(on_epoch_start=..., on_batch_end=..., on_init_start=...)`` from a 1.x program:
+    each old hook warns once with its new name and runs where 1.x ran it; new hooks run as usual."""
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    import strategies
+
+    warnings.simplefilter("always")
+    from compat.callbacks import LambdaCallback
+
+    calls: list[str] = []
+
+    def record(name):
+        return lambda *args: calls.append(f"{name}/{len(args)}")
+
+    hooks = ("on_init_start", "on_epoch_start", "on_batch_end", "on_pretrain_routine_start", "on_train_start")
+    callback = LambdaCallback(**{name: record(name) for name in hooks})
+    assert isinstance(callback, strategies.LambdaCallback)
+    assert type(callback).__module__ == __name__  # compat treats it as the user's 1.x callback
+
+    class Module(compat.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.Linear(4, 1)
+
+        def training_step(self, batch, batch_idx):
+            return self.layer(batch[0]).sum()
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    trainer = compat.Trainer(max_epochs=2, callbacks=[callback], logger=False, checkpoint_callback=False)
+    trainer.fit(Module(), DataLoader(TensorDataset(torch.randn(8, 4)), batch_size=4))
+    assert calls == [
+        "on_init_start/1",
+        "on_pretrain_routine_start/2",
+        "on_train_start/2",
+        *(["on_epoch_start/2", "on_batch_end/2", "on_batch_end/2"] * 2),
+    ]
+    messages = [str(w.message) for w in recwarn]
+    assert any("`LambdaCallback.on_epoch_start` is deprecated" in m and "on_train_epoch_start" in m for m in messages)
+    assert not any("subclassed by `LambdaCallback`" in m for m in messages)
+    plain = LambdaCallback(on_train_start=record("x"))
+    assert type(plain).__name__ == "LambdaCallback" and type(plain).__module__ == "compat.callbacks"
+    with pytest.raises(TypeError, match=r"`LambdaCallback\(on_epoch_start=...\)` needs a function; got `int`"):
+        LambdaCallback(on_epoch_start=1)
 
 
 def test_loggers_keep_the_1x_default_name(tmp_path):
