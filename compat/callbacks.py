@@ -2,8 +2,8 @@
 
 ``Callback`` is ``compat.Callback`` (old hook names bridged); ``ModelCheckpoint`` takes the 1.x
 arguments (``period``, ``every_n_val_epochs``, ``prefix``) on top of ``strategies.ModelCheckpoint``;
-``EarlyStopping``, ``LearningRateMonitor``, ``Timer``, ``LambdaCallback`` and
-``GradientAccumulationScheduler`` are ``strategies``' own. Each name warns
+``EarlyStopping``, ``LearningRateMonitor``, ``Timer``, ``LambdaCallback``,
+``GradientAccumulationScheduler`` and ``BasePredictionWriter`` are ``strategies``' own. Each name warns
 once with its new name. A 1.x callback ``strategies`` has no counterpart for yet (``ProgressBar``,
 ``StochasticWeightAveraging``, ...) raises ``compat.MissingNameError`` where it is imported. The
 names come from the 1.2-1.5 catalogs (see ``compat._legacy``).

@@ -30,6 +30,7 @@ from strategies.model_checkpoint import ModelCheckpoint
 from strategies.module import DataModule, TrainModule
 from strategies.parallel import ParallelStrategy
 from strategies.precision import DoublePrecision, HalfPrecision, MixedPrecision, Precision
+from strategies.prediction_writer import BasePredictionWriter
 from strategies.registry import StrategyRegistry
 from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
@@ -63,6 +64,7 @@ for _cls in (
 
 __all__ = [
     "Accelerator",
+    "BasePredictionWriter",
     "CPUAccelerator",
     "CUDAAccelerator",
     "Callback",

@@ -5,12 +5,15 @@ from __future__ import annotations
 import contextlib
 import random
 import sys
+import warnings
 from collections.abc import Generator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from strategies._data import apply_to_tensors
 from strategies._progress import ProgressBar
+from strategies.prediction_writer import IndexRecorder, writers_need
 
 if TYPE_CHECKING:
     from strategies.trainer import Trainer
@@ -58,6 +61,10 @@ def run_evaluation(trainer: Trainer, kind: str, loader: Any, limit: float, metri
             hooks.module(f"on_{name}_epoch_end")
             metrics = trainer.metrics.epoch_end(metrics_kind)
         hooks.fire(f"on_{name}_end")
+        if kind == "predict":  # as Lightning: the indices go, the predictions stay if they are returned
+            trainer.predict_loop.epoch_batch_indices = []
+            if not trainer.predict_loop.return_predictions:
+                trainer.predict_loop.predictions = []
         if kind != "predict":
             hooks.module(f"on_{name}_model_train")
     return outputs if kind == "predict" else [metrics]
@@ -78,20 +85,55 @@ def _run_batches(trainer: Trainer, kind: str, loader: Any, limit: float, metrics
     name, outputs, hooks = _HOOK[kind], [], trainer.hooks
     progress = ProgressBar(trainer.enable_progress_bar and trainer.is_global_zero and metrics_kind != "sanity")
     total = None if limit == float("inf") else int(limit)
+    per_batch, per_run = writers_need(trainer.callbacks) if kind == "predict" else (False, False)
+    writing = _Writing(trainer, loader, per_batch, per_run)
     for batch_idx, batch, _ in batches(loader, limit):
         batch = trainer.metrics.current_batch = hooks.transfer_batch(batch)
         hooks.fire(f"on_{name}_batch_start", batch, batch_idx)
+        writing.before_step(batch_idx)
         output = hooks.step(_STEP[kind], batch, batch_idx)
         with hooks.event(f"on_{name}_batch_end"):
             hooks.callbacks(f"on_{name}_batch_end", output, batch, batch_idx)
             hooks.module(f"on_{name}_batch_end", output, batch, batch_idx)
             trainer.metrics.batch_end(metrics_kind)
-        if kind == "predict":
+        writing.after_batch(output)
+        if kind == "predict" and trainer.predict_loop.return_predictions:
             outputs.append(output)
         if progress.enabled:
             progress.update(kind, trainer.current_epoch, batch_idx + 1, total, trainer.progress_bar_metrics)
     progress.close()
     return outputs
+
+
+class _Writing:
+    """What prediction writers read in ``trainer.predict_loop``, kept batch by batch (Lightning's order:
+    the indices before the step, the CPU copy of the prediction after the batch-end hooks)."""
+
+    def __init__(self, trainer: Trainer, loader: Any, per_batch: bool, per_run: bool) -> None:
+        self.loop, self.per_batch, self.per_run = trainer.predict_loop, per_batch, per_run
+        recorder = getattr(loader, "batch_sampler", None)
+        self.recorder = recorder if isinstance(recorder, IndexRecorder) else None
+        if (per_batch or per_run) and self.recorder is None:
+            warnings.warn(
+                f"Couldn't infer the batch indices fetched from your dataloader: `{type(loader).__name__}` "
+                "(only a plain DataLoader with a batch sampler records them); the writers get `[]`.",
+                UserWarning,
+                stacklevel=4,
+            )
+        self.loop.predictions, self.loop.epoch_batch_indices, self.loop.current_batch_indices = [], [[]], []
+
+    def before_step(self, batch_idx: int) -> None:
+        if not (self.per_batch or self.per_run) or self.recorder is None:
+            return
+        indices = self.recorder.seen[batch_idx]
+        if self.per_run:
+            self.loop.epoch_batch_indices[0].append(indices)
+        if self.per_batch:
+            self.loop.current_batch_indices = indices
+
+    def after_batch(self, output: Any) -> None:
+        if self.per_run:
+            self.loop.predictions.append(apply_to_tensors(output, lambda t: t.detach().cpu()))
 
 
 @contextlib.contextmanager

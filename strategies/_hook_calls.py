@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from strategies._data import inject_distributed_sampler
 from strategies.callbacks import HookRecorder
 from strategies.module import DataModule, TrainModule, _has_own
+from strategies.prediction_writer import record_indices
 
 if TYPE_CHECKING:
     import torch
@@ -144,6 +145,8 @@ class HookCaller:
                     loader = self.call("datamodule" if owner is trainer.datamodule else "module", owner, hook)
         if loader is not None and trainer.use_distributed_sampler:
             loader = inject_distributed_sampler(loader, trainer.strategy.distributed_sampler_kwargs, kind == "train")
+        if loader is not None and kind == "predict":
+            loader = record_indices(loader, trainer.callbacks)
         return loader
 
     def transfer_batch(self, batch: Any) -> Any:

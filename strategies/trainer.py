@@ -23,6 +23,7 @@ from strategies.callbacks import Callback, HookCall
 from strategies.module import DataModule, TrainModule, _has_own
 from strategies.parallel import ParallelStrategy
 from strategies.precision import Precision
+from strategies.prediction_writer import PredictLoop
 from strategies.registry import StrategyRegistry
 from strategies.strategy import Strategy
 from strategies.timer import Timer
@@ -206,6 +207,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
             enable_progress_bar=self.enable_progress_bar,
         )
         self._reset_run_state()
+        self.predict_loop = PredictLoop()  # what prediction writers read (Lightning's attribute)
         self._fit_optimizers: tuple[list[torch.optim.Optimizer], list[dict[str, Any]]] = ([], [])
         self.strategy._recorder = self.hooks.record
 
@@ -333,14 +335,17 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         dataloaders: Any = None,
         datamodule: DataModule | None = None,
         ckpt_path: str | os.PathLike[str] | None = None,
-    ) -> list[Any]:
+        return_predictions: bool | None = None,
+    ) -> list[Any] | None:
         """Run ``predict_step`` over the data; return this rank's outputs (rank 0's for spawn).
 
-        ``model`` and ``ckpt_path``: see ``validate``.
+        ``model`` and ``ckpt_path``: see ``validate``. ``return_predictions=False`` returns ``None``
+        (the outputs are not kept: a ``BasePredictionWriter`` writes them).
         """
         model, ckpt_path = self._model_and_ckpt("predict", model, ckpt_path)
+        self.predict_loop.return_predictions = return_predictions is not False
         outputs = self._launch("predict", model, {"predict": dataloaders}, datamodule, ckpt_path)
-        return cast("list[Any]", outputs)
+        return cast("list[Any]", outputs) if return_predictions is not False else None
 
     def save_checkpoint(self, path: str | os.PathLike[str]) -> None:
         """Save weights, optimizer and loop state to ``path`` (written by rank 0; all ranks call it)."""

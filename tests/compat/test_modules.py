@@ -27,6 +27,7 @@ MODULES = (
 WORKS = {
     "pytorch_lightning": {"Callback", "LightningDataModule", "LightningModule", "Trainer", "seed_everything"},
     "pytorch_lightning.callbacks": {
+        "BasePredictionWriter",
         "Callback",
         "EarlyStopping",
         "GradientAccumulationScheduler",
