@@ -28,6 +28,7 @@ from strategies.loggers import CSVLogger, Logger, TensorBoardLogger
 from strategies.lr_monitor import LearningRateMonitor
 from strategies.model_checkpoint import ModelCheckpoint
 from strategies.module import DataModule, TrainModule
+from strategies.on_exception_checkpoint import OnExceptionCheckpoint
 from strategies.parallel import ParallelStrategy
 from strategies.precision import DoublePrecision, HalfPrecision, MixedPrecision, Precision
 from strategies.prediction_writer import BasePredictionWriter
@@ -105,6 +106,7 @@ __all__ = [
     "LearningRateMonitor",
     "Logger",
     "ModelCheckpoint",
+    "OnExceptionCheckpoint",
     "TensorBoardLogger",
     "Timer",
 ]

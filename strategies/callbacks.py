@@ -197,14 +197,28 @@ class HookRecorder:
         return [c.name for c in self.calls if stage is None or c.stage == stage]
 
 
+#: Lightning users import these from ``lightning.pytorch.callbacks``: name -> the module defining it,
+#: loaded on first use (each imports ``Callback`` from here).
+_LAZY = {
+    "BasePredictionWriter": "strategies.prediction_writer",
+    "EarlyStopping": "strategies.early_stopping",
+    "GradientAccumulationScheduler": "strategies.lambda_callbacks",
+    "LambdaCallback": "strategies.lambda_callbacks",
+    "LearningRateMonitor": "strategies.lr_monitor",
+    "ModelCheckpoint": "strategies.model_checkpoint",
+    "OnExceptionCheckpoint": "strategies.on_exception_checkpoint",
+    "Timer": "strategies.timer",
+}
+
+
 def __getattr__(name: str) -> Any:
-    # Lightning users import these from `lightning.pytorch.callbacks`; loaded lazily (they import Callback).
-    if name == "ModelCheckpoint":
-        from strategies.model_checkpoint import ModelCheckpoint
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        return ModelCheckpoint
-    if name == "EarlyStopping":
-        from strategies.early_stopping import EarlyStopping
+    return getattr(importlib.import_module(home), name)
 
-        return EarlyStopping
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

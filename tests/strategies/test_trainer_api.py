@@ -129,3 +129,21 @@ def test_short_mixed_names_warn_and_mean_mixed():
 def test_fp16_mixed_on_cpu_is_refused_before_any_process_starts(name):
     with pytest.raises(ValueError, match="needs CUDA"):
         Trainer(strategy="ddp", devices=2, precision=name, accelerator="cpu")
+
+
+def test_every_exported_callback_is_also_in_strategies_callbacks_as_lightning_keeps_them():
+    """``from lightning.pytorch.callbacks import X`` becomes ``from strategies.callbacks import X``."""
+    import strategies
+    import strategies.callbacks
+
+    exported = [
+        name
+        for name in strategies.__all__
+        if isinstance(getattr(strategies, name), type)
+        and issubclass(getattr(strategies, name), strategies.Callback)
+        and name != "Callback"
+    ]
+    assert {"Timer", "LearningRateMonitor", "BasePredictionWriter", "OnExceptionCheckpoint"} <= set(exported)
+    for name in exported:
+        assert getattr(strategies.callbacks, name) is getattr(strategies, name), name
+        assert name in dir(strategies.callbacks)
