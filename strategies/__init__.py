@@ -27,6 +27,7 @@ from strategies.launchers import Launcher, MultiprocessingLauncher, RankFailedEr
 from strategies.loggers import CSVLogger, Logger, TensorBoardLogger
 from strategies.lr_monitor import LearningRateMonitor
 from strategies.model_checkpoint import ModelCheckpoint
+from strategies.model_summary import ModelSummary
 from strategies.module import DataModule, TrainModule
 from strategies.on_exception_checkpoint import OnExceptionCheckpoint
 from strategies.parallel import ParallelStrategy
@@ -106,6 +107,7 @@ __all__ = [
     "LearningRateMonitor",
     "Logger",
     "ModelCheckpoint",
+    "ModelSummary",
     "OnExceptionCheckpoint",
     "TensorBoardLogger",
     "Timer",

@@ -12,14 +12,20 @@ def _count(params: int) -> str:
     return str(params)
 
 
-def model_summary(module: nn.Module) -> str:
-    """A table of ``module``'s direct children (name, type, parameters, mode) and the totals.
+def model_summary(module: nn.Module, max_depth: int = 1) -> str:
+    """A table of ``module``'s submodules (name, type, parameters, mode) and the totals.
 
-    The layout follows Lightning's ``ModelSummary(max_depth=1)``; sizes are counted on this rank
-    (a sharded module shows its local shard).
+    ``max_depth`` levels of nesting (1: the direct children; -1: all), named as
+    ``named_modules`` names them (``encoder.0``), as Lightning's ``ModelSummary(max_depth=...)``
+    lists them; sizes are counted on this rank (a sharded module shows its local shard).
     """
     rows = [("", "Name", "Type", "Params", "Mode")]
-    for index, (name, child) in enumerate(module.named_children()):
+    chosen = [
+        (name, child)
+        for name, child in module.named_modules()
+        if name and (max_depth < 0 or name.count(".") < max_depth)
+    ]
+    for index, (name, child) in enumerate(chosen):
         params = sum(p.numel() for p in child.parameters())
         rows.append((str(index), name, type(child).__name__, _count(params), "train" if child.training else "eval"))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]

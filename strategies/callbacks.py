@@ -206,6 +206,7 @@ _LAZY = {
     "LambdaCallback": "strategies.lambda_callbacks",
     "LearningRateMonitor": "strategies.lr_monitor",
     "ModelCheckpoint": "strategies.model_checkpoint",
+    "ModelSummary": "strategies.model_summary",
     "OnExceptionCheckpoint": "strategies.on_exception_checkpoint",
     "Timer": "strategies.timer",
 }

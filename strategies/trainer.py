@@ -20,6 +20,7 @@ from strategies._optimization import OptimizerProxy
 from strategies._summary import model_summary
 from strategies._trainer_properties import _TrainerProperties
 from strategies.callbacks import Callback, HookCall
+from strategies.model_summary import ModelSummary
 from strategies.module import DataModule, TrainModule, _has_own
 from strategies.parallel import ParallelStrategy
 from strategies.precision import Precision
@@ -477,8 +478,11 @@ class Trainer(_TrainerProperties, _LoggerProperties):
 
     def _on_fit_start(self) -> None:
         if self.state.stage == "fit":
+            # Lightning's default ModelSummary() callback, printed here rather than kept in `callbacks`
+            # (the hook record lists the user's callbacks only); a ModelSummary given prints instead.
             if self.enable_model_summary and self.is_global_zero:
-                print(model_summary(self.strategy.module))
+                if not any(isinstance(cb, ModelSummary) for cb in self.callbacks):
+                    print(model_summary(self.strategy.module))
             self.hooks.fire("on_fit_start")
 
     def _run_stage(self, stage: str) -> Any:

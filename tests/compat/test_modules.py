@@ -34,6 +34,7 @@ WORKS = {
         "LambdaCallback",
         "LearningRateMonitor",
         "ModelCheckpoint",
+        "ModelSummary",
         "Timer",
     },
     "pytorch_lightning.loggers": {"CSVLogger", "LightningLoggerBase", "TensorBoardLogger"},
