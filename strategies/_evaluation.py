@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from strategies._data import apply_to_tensors
-from strategies._progress import ProgressBar
+from strategies._progress import bar_for
 from strategies.prediction_writer import IndexRecorder, writers_need
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _grad_off(trainer: Trainer) -> contextlib.AbstractContextManager[Any]:
 
 def _run_batches(trainer: Trainer, kind: str, loader: Any, limit: float, metrics_kind: str) -> list[Any]:
     name, outputs, hooks = _HOOK[kind], [], trainer.hooks
-    progress = ProgressBar(trainer.enable_progress_bar and trainer.is_global_zero and metrics_kind != "sanity")
+    progress = bar_for(trainer, trainer.enable_progress_bar and trainer.is_global_zero and metrics_kind != "sanity")
     total = None if limit == float("inf") else int(limit)
     per_batch, per_run = writers_need(trainer.callbacks) if kind == "predict" else (False, False)
     writing = _Writing(trainer, loader, per_batch, per_run)

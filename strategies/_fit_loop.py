@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from strategies._data import limit_batches, set_sampler_epoch
 from strategies._evaluation import batches, isolate_rng, run_evaluation
 from strategies._optimization import automatic_step, manual_step
-from strategies._progress import ProgressBar
+from strategies._progress import bar_for
 from strategies.module import TrainModule, _has_own
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ class FitLoop:
         self.num_batches: int | float = _INF
         self.val_check_batch: int | float = _INF
         self.total_batch_idx = 0
-        self.progress = ProgressBar(trainer.enable_progress_bar and trainer.is_global_zero)
+        self.progress = bar_for(trainer, trainer.enable_progress_bar and trainer.is_global_zero)
 
     def run(self) -> None:
         """Sanity check, then ``on_train_start``, the epochs, ``on_train_end``."""

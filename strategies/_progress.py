@@ -7,8 +7,11 @@ partial lines. tqdm is imported on the first draw, so ``import strategies`` does
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
+
+from strategies.callbacks import Callback
 
 _DESCRIPTION = {
     "train": "Epoch {epoch}",
@@ -20,16 +23,24 @@ _DESCRIPTION = {
 
 
 class ProgressBar:
-    """One tqdm bar per loop run: ``Epoch 3: 40%|████ | 4/10 [00:01<00:01, 3.9it/s, loss=0.52]``."""
+    """One tqdm bar per loop run: ``Epoch 3: 40%|████ | 4/10 [00:01<00:01, 3.9it/s, loss=0.52]``.
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled and sys.stdout.isatty()
+    ``refresh_rate``, ``process_position`` and ``leave`` are ``TQDMProgressBar``'s (the callback
+    that carries them, ``bar_for``): redraw every N batches (0: no bar), offset by that many bars,
+    one new training bar per epoch (``leave``) or one bar reset at each epoch (the default).
+    """
+
+    def __init__(self, enabled: bool, refresh_rate: int = 1, process_position: int = 0, leave: bool = False) -> None:
+        self.enabled = enabled and refresh_rate > 0 and sys.stdout.isatty()
+        self.refresh_rate, self.process_position, self.leave = refresh_rate, process_position, leave
         self._bar: Any = None
         self._key: tuple[str, int] | None = None
 
     def update(self, stage: str, epoch: int, step: int, total: int | None, metrics: dict[str, float]) -> None:
         """Show ``step`` of ``total`` batches of ``stage`` with the ``prog_bar`` metrics."""
         if not self.enabled:
+            return
+        if step % self.refresh_rate != 0 and step != total:
             return
         if self._key != (stage, epoch):
             self._open(stage, epoch, total)
@@ -48,13 +59,66 @@ class ProgressBar:
     def _open(self, stage: str, epoch: int, total: int | None) -> None:
         from tqdm import tqdm
 
+        description = _DESCRIPTION.get(stage, stage).format(epoch=epoch)
+        if stage == "train" and not self.leave and self._bar is not None and self._key and self._key[0] == "train":
+            self._key = (stage, epoch)  # Lightning's default: one training bar, reset each epoch
+            self._bar.reset(total=total)
+            self._bar.set_description(description, refresh=False)
+            return
         self.close()
         self._key = (stage, epoch)
         self._bar = tqdm(
             total=total,
-            desc=_DESCRIPTION.get(stage, stage).format(epoch=epoch),
+            desc=description,
             file=sys.stdout,
             dynamic_ncols=True,
-            leave=stage in ("train", "test", "predict"),
+            leave=stage in ("train", "test", "predict"),  # `self.leave`: a new training bar per epoch
+            position=2 * self.process_position + (stage == "val"),
             smoothing=0,
         )
+
+
+class TQDMProgressBar(Callback):
+    """The progress bar's settings, as Lightning's ``TQDMProgressBar`` takes them.
+
+    Args:
+        refresh_rate: redraw every N batches (0: no bar).
+        process_position: offset the bars by this many (several trainers in one terminal).
+        leave: keep each training epoch's bar when it ends.
+
+    Raises:
+        ValueError: a ``refresh_rate`` or ``process_position`` that is not an int >= 0.
+        ValueError: at ``Trainer(...)``, with ``enable_progress_bar=False`` (Lightning's rule).
+    """
+
+    def __init__(self, refresh_rate: int = 1, process_position: int = 0, leave: bool = False) -> None:
+        for name, value in (("refresh_rate", refresh_rate), ("process_position", process_position)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"`TQDMProgressBar({name}={value!r})`: use an int >= 0.")
+        minimum = os.environ.get("TQDM_MINITERS")  # as Lightning: the environment can slow it down
+        if minimum and minimum.isdigit() and refresh_rate:
+            refresh_rate = max(int(minimum), refresh_rate)
+        self._refresh_rate, self._process_position, self._leave = refresh_rate, process_position, leave
+
+    @property
+    def refresh_rate(self) -> int:
+        """Batches between redraws."""
+        return self._refresh_rate
+
+    @property
+    def process_position(self) -> int:
+        """The bars' offset."""
+        return self._process_position
+
+    @property
+    def is_enabled(self) -> bool:
+        """Whether it draws at all (``refresh_rate > 0``)."""
+        return self._refresh_rate > 0
+
+
+def bar_for(trainer: Any, enabled: bool) -> ProgressBar:
+    """The bar a loop draws: the trainer's setting, with a ``TQDMProgressBar`` callback's options."""
+    settings = next((cb for cb in trainer.callbacks if isinstance(cb, TQDMProgressBar)), None)
+    if settings is None:
+        return ProgressBar(enabled)
+    return ProgressBar(enabled, settings.refresh_rate, settings.process_position, settings._leave)

@@ -208,6 +208,7 @@ _LAZY = {
     "ModelCheckpoint": "strategies.model_checkpoint",
     "ModelSummary": "strategies.model_summary",
     "OnExceptionCheckpoint": "strategies.on_exception_checkpoint",
+    "TQDMProgressBar": "strategies._progress",
     "Timer": "strategies.timer",
 }
 

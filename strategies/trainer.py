@@ -17,6 +17,7 @@ from strategies._fit_loop import FitLoop, _limit
 from strategies._hook_calls import _LOADER_HOOK, HookCaller
 from strategies._logging import TrainerMetrics, _LoggerProperties
 from strategies._optimization import OptimizerProxy
+from strategies._progress import TQDMProgressBar
 from strategies._summary import model_summary
 from strategies._trainer_properties import _TrainerProperties
 from strategies.callbacks import Callback, HookCall
@@ -200,6 +201,12 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self.metrics = self.metrics_class(self)
         self.callbacks = _ordered([callbacks] if isinstance(callbacks, Callback) else list(callbacks or []))
         self._configure_timer()
+        bars = [type(cb).__name__ for cb in self.callbacks if isinstance(cb, TQDMProgressBar)]
+        if bars and not self.enable_progress_bar:
+            raise ValueError(
+                f"`Trainer(enable_progress_bar=False)` with a `{bars[0]}` in `callbacks`: drop one of them "
+                "(`TQDMProgressBar(refresh_rate=0)` also hides the bar)."
+            )
         self._configure_logging(
             logger=False if self.fast_dev_run else logger,
             enable_checkpointing=False if self.fast_dev_run else enable_checkpointing,

@@ -35,6 +35,7 @@ WORKS = {
         "LearningRateMonitor",
         "ModelCheckpoint",
         "ModelSummary",
+        "TQDMProgressBar",
         "Timer",
     },
     "pytorch_lightning.loggers": {"CSVLogger", "LightningLoggerBase", "TensorBoardLogger"},
