@@ -22,6 +22,7 @@ from strategies.deepspeed import DeepSpeedStrategy
 from strategies.dp import DataParallelStrategy
 from strategies.early_stopping import EarlyStopping
 from strategies.environments import ClusterEnvironment, LocalEnvironment, SLURMEnvironment, TorchElasticEnvironment
+from strategies.finetuning import BackboneFinetuning, BaseFinetuning
 from strategies.fsdp import FSDPStrategy
 from strategies.lambda_callbacks import GradientAccumulationScheduler, LambdaCallback
 from strategies.launchers import Launcher, MultiprocessingLauncher, RankFailedError, SubprocessScriptLauncher
@@ -67,6 +68,8 @@ for _cls in (
 
 __all__ = [
     "Accelerator",
+    "BackboneFinetuning",
+    "BaseFinetuning",
     "BasePredictionWriter",
     "CPUAccelerator",
     "CUDAAccelerator",

@@ -368,8 +368,11 @@ def dump_checkpoint(trainer: Trainer) -> dict[str, Any]:
         "loops": loops_state(
             state.epoch, state.step_in_epoch, state.global_step, state.epoch_done, trainer.num_training_batches
         ),
-        "optimizer_states": [opt.state_dict() for opt in strategy.optimizers],
-        "lr_schedulers": [config["scheduler"].state_dict() for config in strategy.lr_scheduler_configs],
+        # `trainer.optimizers`: after `fit` the strategy is torn down, and a checkpoint saved then
+        # keeps the last fit's optimizers and schedulers, as Lightning's does (else a resume from it
+        # would start them afresh, in silence)
+        "optimizer_states": [opt.state_dict() for opt in trainer.optimizers],
+        "lr_schedulers": [config["scheduler"].state_dict() for config in trainer.lr_scheduler_configs],
         "precision": precision,
         # only the callbacks with a state, as Lightning (which warns about each other key it finds)
         "callbacks": {cb.state_key: saved for cb in trainer.callbacks if (saved := cb.state_dict())},

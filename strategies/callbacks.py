@@ -200,6 +200,8 @@ class HookRecorder:
 #: Lightning users import these from ``lightning.pytorch.callbacks``: name -> the module defining it,
 #: loaded on first use (each imports ``Callback`` from here).
 _LAZY = {
+    "BackboneFinetuning": "strategies.finetuning",
+    "BaseFinetuning": "strategies.finetuning",
     "BasePredictionWriter": "strategies.prediction_writer",
     "EarlyStopping": "strategies.early_stopping",
     "GradientAccumulationScheduler": "strategies.lambda_callbacks",

@@ -27,6 +27,8 @@ MODULES = (
 WORKS = {
     "pytorch_lightning": {"Callback", "LightningDataModule", "LightningModule", "Trainer", "seed_everything"},
     "pytorch_lightning.callbacks": {
+        "BackboneFinetuning",
+        "BaseFinetuning",
         "BasePredictionWriter",
         "Callback",
         "EarlyStopping",

@@ -119,3 +119,42 @@ def test_the_same_as_lightning(tmp_path):
     assert ours == theirs
     columns = ("step", "epoch")
     assert [tuple(r[c] for c in columns) for r in our_rows] == [tuple(r[c] for c in columns) for r in their_rows]
+
+
+def test_a_checkpoint_saved_after_fit_keeps_the_optimizer_and_scheduler_states(tmp_path):
+    """Lightning 2.6 saves them after ``fit`` too; without them a resume restarts momentum in silence."""
+    import strategies
+
+    class Module(strategies.TrainModule):
+        def __init__(self) -> None:
+            super().__init__()
+            torch.manual_seed(0)
+            self.layer = torch.nn.Linear(2, 1)
+
+        def training_step(self, batch, batch_idx):
+            return torch.nn.functional.mse_loss(self.layer(batch[0]), batch[1])
+
+        def configure_optimizers(self):
+            opt = torch.optim.SGD(self.parameters(), lr=0.1, momentum=0.9)
+            return {"optimizer": opt, "lr_scheduler": torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)}
+
+    def fit(epochs, ckpt_path=None):
+        g = torch.Generator().manual_seed(0)
+        data = DataLoader(TensorDataset(torch.randn(8, 2, generator=g), torch.randn(8, 1, generator=g)), batch_size=4)
+        module = Module()
+        trainer = strategies.Trainer(
+            max_epochs=epochs, logger=False, enable_checkpointing=False, enable_progress_bar=False
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            trainer.fit(module, data, ckpt_path=ckpt_path)
+        return trainer, module
+
+    first, _ = fit(2)
+    first.save_checkpoint(tmp_path / "after.ckpt")
+    saved = torch.load(tmp_path / "after.ckpt", weights_only=True)
+    assert len(saved["optimizer_states"]) == 1 and saved["optimizer_states"][0]["state"]  # the momentum buffers
+    assert saved["lr_schedulers"][0]["last_epoch"] == 2
+    _, straight = fit(4)
+    _, resumed = fit(4, tmp_path / "after.ckpt")
+    torch.testing.assert_close(resumed.layer.weight, straight.layer.weight)
