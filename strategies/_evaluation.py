@@ -57,6 +57,7 @@ def run_evaluation(trainer: Trainer, kind: str, loader: Any, limit: float, metri
         hooks.fire(f"on_{name}_epoch_start")
         outputs = _run_batches(trainer, kind, loader, limit, metrics_kind)
         with hooks.event(f"on_{name}_epoch_end"):
+            trainer.metrics.epoch_preview(metrics_kind)
             hooks.callbacks(f"on_{name}_epoch_end")
             hooks.module(f"on_{name}_epoch_end")
             metrics = trainer.metrics.epoch_end(metrics_kind)

@@ -139,6 +139,7 @@ class FitLoop:
         state.epoch_done = finished
         hooks = trainer.hooks
         with hooks.event("on_train_epoch_end"):  # the monitoring callbacks see the epoch's metrics
+            trainer.metrics.epoch_preview("train")
             hooks.callbacks("on_train_epoch_end", monitoring=False)
             hooks.module("on_train_epoch_end")
             trainer.metrics.epoch_end("train")

@@ -317,6 +317,20 @@ class TrainerMetrics:
         due = every > 0 and (self._logger_step + 1) % every == 0
         return bool(due or trainer.should_stop or trainer.fast_dev_run)
 
+    def epoch_preview(self, kind: str) -> None:
+        """Before the ``on_*_epoch_end`` hooks: the epoch values logged so far, in ``callback_metrics``.
+
+        Lightning shows them there to those hooks (a callback reading ``val_loss`` in
+        ``on_validation_epoch_end`` sees this epoch's); ``epoch_end``, after the hooks, adds what
+        they logged and reports to the loggers. Every rank calls it (``sync_dist`` values sync).
+        """
+        results = self._results.get(kind)
+        if kind == "sanity" or results is None:
+            return
+        _, callback, pbar = results.epoch_view(self._sync)
+        self.callback_metrics.update(callback)
+        self.progress_bar_metrics.update(pbar)
+
     def epoch_end(self, kind: str) -> dict[str, float]:
         """After the ``on_*_epoch_end`` hooks: compute, sync and report the epoch values of ``kind``."""
         _check_kind(kind)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import csv
+import warnings
 from types import SimpleNamespace
 
 import pytest
 import torch
 from _logging_host import Host
 
-from strategies import CSVLogger, ModelCheckpoint
+from strategies import CSVLogger, ModelCheckpoint, Trainer
 
 
 def test_training_step_logs_per_step_and_reaches_the_logger_every_n_steps():
@@ -180,3 +181,63 @@ def test_eval_values_logged_on_step_reach_the_logger_each_batch_at_the_batch_ind
         (0, {"acc_epoch": pytest.approx(2.0), "epoch": 0}),
     ]
     assert "acc_step" not in host.callback_metrics  # eval step values are not monitored, as in Lightning
+
+
+def _epoch_end_readings(trainer_cls, base, callback_base):
+    """What ``callback_metrics`` holds in the epoch-end hooks (callback and module), per epoch."""
+    seen = []
+
+    class Reader(callback_base):
+        def on_validation_epoch_end(self, trainer, module):
+            seen.append(("callback/val", trainer.current_epoch, round(float(trainer.callback_metrics["val_loss"]), 5)))
+
+        def on_train_epoch_end(self, trainer, module):
+            seen.append(("callback/train", trainer.current_epoch, round(float(trainer.callback_metrics["t_loss"]), 5)))
+
+    class Module(base):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.layer = torch.nn.Linear(3, 1)
+
+        def training_step(self, batch, batch_idx):
+            loss = self.layer(batch).pow(2).mean()
+            self.log("t_loss", loss, on_step=False, on_epoch=True)
+            return loss
+
+        def validation_step(self, batch, batch_idx):
+            self.log("val_loss", self.layer(batch).pow(2).mean())
+
+        def on_validation_epoch_end(self):
+            seen.append(("module/val", self.current_epoch, round(float(self.trainer.callback_metrics["val_loss"]), 5)))
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    torch.manual_seed(0)
+    data = torch.utils.data.DataLoader(torch.randn(8, 3), batch_size=4)
+    trainer = trainer_cls(
+        max_epochs=2,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        callbacks=[Reader()],
+        **({} if trainer_cls is Trainer else {"accelerator": "cpu"}),
+    )
+    trainer.fit(Module(), data, data)
+    return seen
+
+
+def test_the_epoch_end_hooks_see_this_epochs_values_in_callback_metrics():
+    """Lightning shows a hook the epoch's reduced values; reading them must not give the last epoch's."""
+    from strategies import Callback, TrainModule
+
+    seen = _epoch_end_readings(Trainer, TrainModule, Callback)
+    by_epoch = {(who, epoch): value for who, epoch, value in seen}
+    assert by_epoch[("callback/val", 0)] == by_epoch[("module/val", 0)] != by_epoch[("callback/val", 1)]
+    pl = pytest.importorskip("lightning.pytorch", reason="needs the lightning extra (pip install -e '.[lightning]')")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert seen == _epoch_end_readings(pl.Trainer, pl.LightningModule, pl.Callback)
