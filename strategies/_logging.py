@@ -81,11 +81,12 @@ class _LoggerProperties:
         self.log_every_n_steps = log_every_n_steps
         self.enable_progress_bar = enable_progress_bar
         self.loggers = _resolve_loggers(logger, self.default_root_dir)
-        given = [cb for cb in self.callbacks if getattr(cb, "_is_checkpoint", False)]
+        # Lightning's `Checkpoint` callbacks: a `ModelCheckpoint`, or one that only saves (`OnExceptionCheckpoint`)
+        given = [cb for cb in self.callbacks if getattr(cb, "_is_checkpoint", False) or getattr(cb, "_saves", False)]
         if not enable_checkpointing and given:
             raise ValueError(
-                "`Trainer(enable_checkpointing=False)` was given together with a `ModelCheckpoint` in `callbacks`: "
-                "remove the callback, or drop `enable_checkpointing=False`."
+                f"`Trainer(enable_checkpointing=False)` was given together with a `{type(given[0]).__name__}` in "
+                "`callbacks`: remove the callback, or drop `enable_checkpointing=False`."
             )
         if enable_checkpointing and not given:
             self.callbacks.append(ModelCheckpoint())

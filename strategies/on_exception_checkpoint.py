@@ -34,6 +34,9 @@ class OnExceptionCheckpoint(Callback):
     """
 
     FILE_EXTENSION = ".ckpt"
+    #: a checkpoint callback in Lightning's sense: no default ``ModelCheckpoint`` is added beside it, and
+    #: ``enable_checkpointing=False`` with it is an error (it is not in ``trainer.checkpoint_callbacks``)
+    _saves = True
 
     def __init__(self, dirpath: str | os.PathLike[str], filename: str = "on_exception") -> None:
         if not filename:

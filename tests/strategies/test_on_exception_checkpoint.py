@@ -41,8 +41,8 @@ def _fit(trainer_cls, base, tmp_path, fail_at, ckpt_path=None):
     trainer = trainer_cls(
         max_epochs=2,
         logger=False,
-        # Lightning's OnExceptionCheckpoint is a Checkpoint: it refuses enable_checkpointing=False
-        enable_checkpointing=trainer_cls is not Trainer,
+        # a Checkpoint callback: enable_checkpointing=False is refused, and no default ModelCheckpoint is added
+        enable_checkpointing=True,
         default_root_dir=tmp_path / "root",
         enable_progress_bar=False,
         enable_model_summary=False,
@@ -74,6 +74,13 @@ def test_a_failed_fit_leaves_a_checkpoint_that_resumes_where_it_failed(tmp_path)
     trainer, _ = _fit(Trainer, strategies.TrainModule, tmp_path, fail_at=None, ckpt_path=path)
     assert trainer.global_step == 8
     assert not path.exists()  # the run ended well: its teardown removed the failure's checkpoint
+
+
+def test_it_is_a_checkpoint_callback_as_in_lightning(tmp_path) -> None:
+    trainer = Trainer(default_root_dir=tmp_path, callbacks=[OnExceptionCheckpoint(tmp_path)])
+    assert [type(cb).__name__ for cb in trainer.callbacks] == ["OnExceptionCheckpoint"]  # no default ModelCheckpoint
+    with pytest.raises(ValueError, match=r"`Trainer\(enable_checkpointing=False\)` was given together with a `OnExc"):
+        Trainer(enable_checkpointing=False, callbacks=[OnExceptionCheckpoint(tmp_path)])
 
 
 def test_a_name_is_required() -> None:
