@@ -246,6 +246,9 @@ class TensorBoardLogger(_VersionedLogger):
     def save(self) -> None:
         if self._writer is not None:
             self._writer.flush()
+            # Lightning writes hparams.yaml at each save, `{}` when no hyperparameters were logged
+            if not os.path.isfile(os.path.join(self.log_dir, "hparams.yaml")):
+                self._write_hparams({})
 
     @override
     def finalize(self, status: str) -> None:

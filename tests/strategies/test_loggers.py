@@ -80,3 +80,16 @@ def test_tensorboard_writes_scalars_and_hparams(tmp_path):
     events.Reload()
     assert [(e.step, e.value) for e in events.Scalars("loss")] == [(3, 0.5)]
     assert (tmp_path / "tb" / "version_0" / "hparams.yaml").read_text() == '"lr": 0.1\n'
+
+
+@pytest.mark.extras
+def test_tensorboard_writes_an_empty_hparams_yaml_without_hyperparameters_as_lightning(tmp_path):
+    pytest.importorskip("tensorboard", reason="the TensorBoardLogger needs the tensorboard extra")
+    logger = TensorBoardLogger(tmp_path, name="tb")
+    logger.log_metrics({"loss": 0.5}, step=1)
+    logger.save()
+    assert (tmp_path / "tb" / "version_0" / "hparams.yaml").read_text() == "{}\n"  # Lightning 2.6's file
+    logger.log_hyperparams({"lr": 0.1})  # logged later: replaces it
+    logger.save()
+    logger.finalize("success")
+    assert (tmp_path / "tb" / "version_0" / "hparams.yaml").read_text() == '"lr": 0.1\n'
