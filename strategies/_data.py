@@ -33,13 +33,18 @@ def inject_distributed_sampler(loader: Any, sampler_kwargs: Mapping[str, Any] | 
     shuffle = train or isinstance(loader.sampler, RandomSampler)
     seed = int(os.environ.get("PL_GLOBAL_SEED", "0"))
     sampler: DistributedSampler[Any] = DistributedSampler(loader.dataset, shuffle=shuffle, seed=seed, **sampler_kwargs)
-    kwargs: dict[str, Any] = dict(
-        batch_size=loader.batch_size,
-        sampler=sampler,
+    options = loader_options(loader, batch_size=loader.batch_size, sampler=sampler, drop_last=loader.drop_last)
+    return DataLoader(loader.dataset, **options)
+
+
+def loader_options(loader: DataLoader[Any], **sampling: Any) -> dict[str, Any]:
+    """The arguments that rebuild ``loader`` (workers, collation, memory, ...) with new ``sampling`` ones
+    (``sampler``/``batch_size``/``drop_last``, or a ``batch_sampler``)."""
+    options: dict[str, Any] = dict(
+        sampling,
         num_workers=loader.num_workers,
         collate_fn=loader.collate_fn,
         pin_memory=loader.pin_memory,
-        drop_last=loader.drop_last,
         timeout=loader.timeout,
         worker_init_fn=loader.worker_init_fn,
         multiprocessing_context=loader.multiprocessing_context,
@@ -47,8 +52,8 @@ def inject_distributed_sampler(loader: Any, sampler_kwargs: Mapping[str, Any] | 
         persistent_workers=loader.persistent_workers,
     )
     if loader.num_workers > 0:
-        kwargs["prefetch_factor"] = loader.prefetch_factor
-    return DataLoader(loader.dataset, **kwargs)
+        options["prefetch_factor"] = loader.prefetch_factor
+    return options
 
 
 def set_sampler_epoch(loader: Any, epoch: int) -> None:

@@ -130,20 +130,9 @@ def record_indices(loader: Any, callbacks: list[Any]) -> Any:
     sampler = getattr(loader, "batch_sampler", None)
     if type(loader) is not DataLoader or sampler is None or isinstance(sampler, IndexRecorder):
         return loader
-    kwargs: dict[str, Any] = dict(
-        batch_sampler=IndexRecorder(loader.batch_sampler),
-        num_workers=loader.num_workers,
-        collate_fn=loader.collate_fn,
-        pin_memory=loader.pin_memory,
-        timeout=loader.timeout,
-        worker_init_fn=loader.worker_init_fn,
-        multiprocessing_context=loader.multiprocessing_context,
-        generator=loader.generator,
-        persistent_workers=loader.persistent_workers,
-    )
-    if loader.num_workers > 0:
-        kwargs["prefetch_factor"] = loader.prefetch_factor
-    return DataLoader(loader.dataset, **kwargs)
+    from strategies._data import loader_options
+
+    return DataLoader(loader.dataset, **loader_options(loader, batch_sampler=IndexRecorder(sampler)))
 
 
 def writers_need(callbacks: list[Any]) -> tuple[bool, bool]:
