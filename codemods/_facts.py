@@ -455,6 +455,11 @@ def _new_hooks(new_base: str) -> frozenset[str] | None:
     return _NEW_HOOKS.get(new_base)
 
 
+def is_old_hook(old_base: str, name: str) -> bool:
+    """Whether ``name`` is a hook of the old base class (the Trainer called it)."""
+    return name in _OLD_HOOKS.get(old_base, frozenset())
+
+
 def uncalled_hook(old_base: str, new_base: str, name: str) -> str | None:
     """Where the code of the old hook ``name`` goes when ``new_base``'s Trainer never calls it.
 
@@ -477,6 +482,33 @@ def uncalled_hook(old_base: str, new_base: str, name: str) -> str | None:
             " the epoch-end hook reads and clears it)"
         )
     return f"`{name}` is never called on a `{short}`: {where}"
+
+
+def hook_arity(new_base: str, name: str, required: int, accepted: int | None) -> str | None:
+    """Why an override of the hook ``name`` cannot take the arguments ``new_base``'s Trainer passes.
+
+    ``required``/``accepted``: the override's positional parameters after ``self`` without a default,
+    and all of them (``None`` with ``*args``). The new hook's signature (read from the target's
+    catalog) says what the Trainer passes: a 1.x ``on_train_batch_end(..., dataloader_idx)`` needs one
+    argument more than 2.x gives it, and fails at the first batch. ``None`` when it fits, or when the
+    hook is not known here.
+    """
+    target = "strategies" if new_base.startswith("strategies.") else "lightning"
+    catalog = _catalog.target(target)
+    signature = catalog.signature(new_base, name) if catalog.has(new_base) else None
+    if signature is None or signature.var_positional:
+        return None
+    passed = signature.positional()
+    least = sum(1 for p in signature.params if p.name in passed and p.default is None)
+    short = new_base.rpartition(".")[2]
+    called = f"a `{short}`'s `{name}` is called with ({', '.join(passed)}) now"
+    if required > len(passed):
+        extra = "give the extra ones defaults or drop them"
+        plural = "s" if required != 1 else ""
+        return f"{called}: this override requires {required} argument{plural} after `self`; {extra}"
+    if accepted is not None and accepted < least:
+        return f"{called}: this override takes only {accepted} after `self`; add the missing parameters"
+    return None
 
 
 #: What an old attribute the table renames held, and what its new name holds on each target's

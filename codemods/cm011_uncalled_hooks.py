@@ -6,7 +6,7 @@ import libcst as cst
 
 from ._context import Context
 from ._epoch_end import EPOCH_END_HOOKS, Fn, plan_epoch_end
-from ._facts import uncalled_hook
+from ._facts import hook_arity, is_old_hook, uncalled_hook
 from ._ids import Rule
 from ._rule import RuleCommand
 from ._scopes import ClassInfo
@@ -22,6 +22,12 @@ class MarkUncalledHooksCommand(RuleCommand):
     their code would never run. Each gets a TODO naming the hook where the code goes for the
     target (``strategies`` calls fewer hooks than Lightning 2.x). Hooks the table renames are
     CM003's and CM007's.
+
+    An override of an old hook that the new Trainer still calls, but with other arguments, gets a
+    TODO too: the new hook's signature comes from the target's catalog, so a 1.x
+    ``on_train_batch_end(..., dataloader_idx)`` (2.x passes five arguments) or an override taking
+    fewer than the Trainer passes is marked, where it would fail at its first call. Parameters with
+    defaults and ``*args`` fit.
 
     ``training_epoch_end(self, outputs)``, ``validation_epoch_end`` and ``test_epoch_end`` are
     rewritten instead, to the pattern of Lightning's upgrade guide, when the class's own step can
@@ -73,6 +79,8 @@ class MarkUncalledHooksCommand(RuleCommand):
                     continue  # renamed or marked by the table's rules
                 reason = uncalled_hook(old, new, name)
                 if reason is None:
+                    if (arity := _arity(statement, old, new, name)) is not None:
+                        ctx.edits.todo(statement.name, self.RULE, arity, entry)
                     continue
                 if name in EPOCH_END_HOOKS:
                     plan = self._plan(ctx, info, statement)
@@ -116,3 +124,14 @@ class MarkUncalledHooksCommand(RuleCommand):
                     "its step never appends"
                 )
         return plan_epoch_end(info, hook, ctx.analysis.module.code)
+
+
+def _arity(fn: cst.FunctionDef, old_base: str, new_base: str, name: str) -> str | None:
+    """``hook_arity`` for an override of an old hook the new base still calls (plain methods only)."""
+    if fn.decorators or not is_old_hook(old_base, name):
+        return None
+    params = fn.params
+    positional = [*params.posonly_params, *params.params][1:]  # after `self`
+    required = sum(1 for p in positional if p.default is None)
+    accepted = None if isinstance(params.star_arg, cst.Param) else len(positional)
+    return hook_arity(new_base, name, required, accepted)
