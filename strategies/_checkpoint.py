@@ -376,14 +376,16 @@ def dump_checkpoint(trainer: Trainer) -> dict[str, Any]:
         "precision": precision,
         # only the callbacks with a state, as Lightning (which warns about each other key it finds)
         "callbacks": {cb.state_key: saved for cb in trainer.callbacks if (saved := cb.state_dict())},
-        "hyper_parameters": hparams,
     }
+    # Only what has a value, as Lightning 2.6 writes them (a reader that compares the keys sees the same)
     if precision:
+        checkpoint["precision"] = precision
         checkpoint[type(strategy.precision).__qualname__] = precision
     if hparams:
+        checkpoint["hyper_parameters"] = hparams
         checkpoint["hparams_name"] = "kwargs"
-    if trainer.datamodule is not None:
-        checkpoint[type(trainer.datamodule).__qualname__] = trainer.datamodule.state_dict()
+    if trainer.datamodule is not None and (datamodule_state := trainer.datamodule.state_dict()):
+        checkpoint[type(trainer.datamodule).__qualname__] = datamodule_state
         datamodule_hparams = _plain(dict(getattr(trainer.datamodule, "hparams", {})))
         if datamodule_hparams:  # as Lightning 2.6 writes them
             checkpoint["datamodule_hyper_parameters"] = datamodule_hparams
