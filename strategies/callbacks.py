@@ -197,32 +197,22 @@ class HookRecorder:
         return [c.name for c in self.calls if stage is None or c.stage == stage]
 
 
-#: Lightning users import these from ``lightning.pytorch.callbacks``: name -> the module defining it,
-#: loaded on first use (each imports ``Callback`` from here).
-_LAZY = {
-    "BackboneFinetuning": "strategies.finetuning",
-    "BaseFinetuning": "strategies.finetuning",
-    "BasePredictionWriter": "strategies.prediction_writer",
-    "EarlyStopping": "strategies.early_stopping",
-    "GradientAccumulationScheduler": "strategies.lambda_callbacks",
-    "LambdaCallback": "strategies.lambda_callbacks",
-    "LearningRateMonitor": "strategies.lr_monitor",
-    "ModelCheckpoint": "strategies.model_checkpoint",
-    "ModelSummary": "strategies.model_summary",
-    "OnExceptionCheckpoint": "strategies.on_exception_checkpoint",
-    "TQDMProgressBar": "strategies._progress",
-    "Timer": "strategies.timer",
-}
+def _exported() -> dict[str, type]:
+    """The ``Callback`` subclasses ``strategies`` exports (read when first asked: they import this module)."""
+    import strategies
+
+    found = {name: getattr(strategies, name) for name in getattr(strategies, "__all__", ())}
+    return {n: v for n, v in found.items() if isinstance(v, type) and issubclass(v, Callback) and v is not Callback}
 
 
 def __getattr__(name: str) -> Any:
-    home = _LAZY.get(name)
-    if home is None:
+    # Lightning users import every callback from `lightning.pytorch.callbacks`: here each one
+    # `strategies` exports, so a callback added there needs no second list here.
+    value = _exported().get(name)
+    if value is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(home), name)
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_exported()})
