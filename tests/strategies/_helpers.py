@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
@@ -97,3 +98,21 @@ def observed_order(record: list, stage: str) -> list[str]:
         if name in known:
             out.append(name)
     return out
+
+
+def quiet_trainer(trainer_cls: Any = None, **kwargs: Any) -> Any:
+    """A Trainer that writes nothing (no logger, checkpoint, bar or summary) unless ``kwargs`` say so.
+
+    ``trainer_cls`` is ``strategies.Trainer`` by default, or Lightning's, which then also gets
+    ``accelerator="cpu"``, for the tests that run one program on both.
+    """
+    import strategies
+
+    trainer_cls = trainer_cls or strategies.Trainer
+    options: dict[str, Any] = dict(
+        logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False
+    )
+    options.update(kwargs)
+    if trainer_cls is not strategies.Trainer:
+        options.setdefault("accelerator", "cpu")
+    return trainer_cls(**options)

@@ -6,6 +6,7 @@ import warnings
 
 import pytest
 import torch
+from _helpers import quiet_trainer
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -38,17 +39,7 @@ def _module(base):
 
 
 def _trainer(trainer_cls=Trainer, **kwargs):
-    options = dict(
-        max_epochs=4,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-    )
-    options.update(kwargs)
-    if trainer_cls is not Trainer:
-        options.setdefault("accelerator", "cpu")
-    return trainer_cls(**options)
+    return quiet_trainer(trainer_cls, **{"max_epochs": 4, **kwargs})
 
 
 def _fit(trainer, module, ckpt_path=None):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from _helpers import quiet_trainer
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -55,11 +56,7 @@ class _Data(strategies.DataModule):
 
 
 def _trainer(trainer_cls=Trainer, **kwargs):
-    options = dict(logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
-    options.update(kwargs)
-    if trainer_cls is not Trainer:
-        options.setdefault("accelerator", "cpu")
-    return trainer_cls(**options)
+    return quiet_trainer(trainer_cls, **kwargs)
 
 
 def _sample(row_sum: float) -> int:

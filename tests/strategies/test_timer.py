@@ -12,6 +12,7 @@ import warnings
 
 import pytest
 import torch
+from _helpers import quiet_trainer
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -54,18 +55,7 @@ def _module(base):
 
 
 def _trainer(trainer_cls=Trainer, **kwargs):
-    options = dict(
-        max_epochs=5,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        num_sanity_val_steps=0,
-    )
-    options.update(kwargs)
-    if trainer_cls is not Trainer:
-        options.setdefault("accelerator", "cpu")
-    return trainer_cls(**options)
+    return quiet_trainer(trainer_cls, **{"max_epochs": 5, "num_sanity_val_steps": 0, **kwargs})
 
 
 class _Clock:
