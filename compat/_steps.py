@@ -6,7 +6,8 @@
 * ``*_epoch_end(outputs)``: the wrapped step keeps each output after ``*_step_end`` (training:
   ``{"loss": loss.detach(), **other keys}`` as 1.x passed them; ``None`` is skipped);
   ``compat.Trainer`` passes the list and empties it at the epoch's end (``compat/_hooks.py``).
-* Old signatures: ``on_train_batch_start/end(..., dataloader_idx)`` get ``0``;
+* Old signatures: ``on_train_batch_start/end(..., dataloader_idx)`` get ``0``, as do the
+  evaluation batch hooks with one loader (with several, the Trainer passes the index);
   ``on_train_epoch_end(outputs)`` (1.2-1.4) gets the epoch's training outputs.
 * ``Callback.on_save_checkpoint`` returning a dict (1.x: the callback's state) stores it as the
   callback's state; ``on_load_checkpoint(trainer, pl_module, callback_state)`` gets it back.
@@ -102,9 +103,17 @@ _REFUSED_PARAMS = {
 }
 # (hook, positional parameters 2.x passes after self, excluding trainer/module for callbacks) -> the
 # 1.x parameter after them and how to fill it.
+# The evaluation batch hooks get the loader's index from the Trainer when there are several
+# loaders; with one, 1.x passed 0 where 2.x passes nothing.
 _ADAPTED = {
     "on_train_batch_start": (2, "dataloader_idx"),
     "on_train_batch_end": (3, "dataloader_idx"),
+    "on_validation_batch_start": (2, "dataloader_idx"),
+    "on_validation_batch_end": (3, "dataloader_idx"),
+    "on_test_batch_start": (2, "dataloader_idx"),
+    "on_test_batch_end": (3, "dataloader_idx"),
+    "on_predict_batch_start": (2, "dataloader_idx"),
+    "on_predict_batch_end": (3, "dataloader_idx"),
     "on_train_epoch_end": (0, "outputs"),
 }
 
@@ -290,14 +299,14 @@ def _adapt_signatures(cls: type, skip: int) -> None:
         func = vars(cls).get(hook)
         if func is None or getattr(func, "_compat_adapted", False) or len(_positional(func)) <= skip + count:
             continue
-        setattr(cls, hook, _adapter(func, param, skip))
+        setattr(cls, hook, _adapter(func, param, skip, count))
 
 
-def _adapter(func: Callable[..., Any], param: str, skip: int) -> Callable[..., Any]:
+def _adapter(func: Callable[..., Any], param: str, skip: int, count: int) -> Callable[..., Any]:
     @functools.wraps(func)
     def adapted(self: Any, *args: Any) -> Any:
         if param == "dataloader_idx":
-            return func(self, *args, 0)
+            return func(self, *args) if len(args) > skip + count else func(self, *args, 0)
         module = args[1] if skip else self
         return func(self, *args, epoch_outputs(module, "training_step"))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -81,6 +82,33 @@ def limit_batches(loader: Any, limit: float | None) -> int | None:
     raise ValueError(f"`limit_*_batches={limit!r}`: pass a count >= 0 or a fraction in [0.0, 1.0].")
 
 
+def batch_count(loader: Any, limit: float | None) -> int | float:
+    """The number of batches to run: the limit, capped by the loader's length (inf without one)."""
+    try:
+        length: int | float = len(loader)
+    except TypeError:
+        length = float("inf")
+    limited = limit is not None and not (length == float("inf") and isinstance(limit, float))
+    count = limit_batches(loader, limit) if limited else None
+    return length if count is None else min(count, length)
+
+
+@dataclass
+class EvalLoaders:
+    """The loaders of one evaluation kind (``"val"``, ``"test"``, ``"predict"``) as the loop runs them.
+
+    Attributes:
+        loaders: every loader, flattened in Lightning's order (``dataloader_idx`` is the index).
+        limits: the batches to run from each (``limit_*_batches`` capped by its length).
+        iterables: what was given, in its shape, holding the loaders the loop runs
+            (``trainer.val_dataloaders``: one loader, or the list/dict of them).
+    """
+
+    loaders: list[Any]
+    limits: list[int | float]
+    iterables: Any
+
+
 def apply_to_tensors(data: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
     """``data`` with ``fn`` applied to every tensor in it, through lists, tuples, namedtuples and dicts."""
     if isinstance(data, torch.Tensor):
@@ -103,3 +131,33 @@ def move_data_to_device(batch: Any, device: torch.device | str | int) -> Any:
     """``move_to_device`` under Lightning's name (``strategies.utilities.move_data_to_device``);
     ``device`` may also be a string (``"cpu"``, ``"cuda:1"``) or a CUDA index."""
     return move_to_device(batch, device if isinstance(device, torch.device) else torch.device(device))
+
+
+def flatten_loaders(loaders: Any) -> tuple[list[Any], Callable[[list[Any]], Any]]:
+    """The loaders in an evaluation argument (one loader, or a list, tuple or dict of them, nested),
+    in Lightning's order (dict values in insertion order), and a function that puts a list of
+    that length back in the same shape (``trainer.val_dataloaders`` shows what was given)."""
+    if isinstance(loaders, Mapping):
+        keys = list(loaders)
+        parts = [flatten_loaders(loaders[key]) for key in keys]
+        return _joined(parts, lambda rebuilt: dict(zip(keys, rebuilt, strict=True)))
+    if isinstance(loaders, (list, tuple)) and not hasattr(loaders, "_fields"):
+        kind = type(loaders)
+        parts = [flatten_loaders(item) for item in loaders]
+        return _joined(parts, lambda rebuilt: kind(rebuilt))
+    return [loaders], lambda rebuilt: rebuilt[0]
+
+
+def _joined(
+    parts: list[tuple[list[Any], Callable[[list[Any]], Any]]], wrap: Callable[[list[Any]], Any]
+) -> tuple[list[Any], Callable[[list[Any]], Any]]:
+    flat = [loader for found, _ in parts for loader in found]
+
+    def rebuild(items: list[Any]) -> Any:
+        rebuilt, start = [], 0
+        for found, inner in parts:
+            rebuilt.append(inner(items[start : start + len(found)]))
+            start += len(found)
+        return wrap(rebuilt)
+
+    return flat, rebuild

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from strategies._data import apply_to_tensors
+from strategies._data import EvalLoaders, apply_to_tensors
+from strategies._hook_calls import check_dataloader_idx
 from strategies._progress import bar_for
 from strategies.prediction_writer import IndexRecorder, writers_need
 
@@ -46,29 +47,46 @@ def batches(loader: Iterable[Any], limit: float) -> Iterator[tuple[int, Any, boo
         batch_idx += 1
 
 
-def run_evaluation(trainer: Trainer, kind: str, loader: Any, limit: float, metrics_kind: str | None = None) -> Any:
-    """One validation/test/predict run: ``[metrics]`` for val/test, the step outputs for predict."""
+def run_evaluation(
+    trainer: Trainer,
+    kind: str,
+    data: EvalLoaders,
+    limits: list[int | float] | None = None,
+    metrics_kind: str | None = None,
+) -> Any:
+    """One validation/test/predict run over every loader of ``data`` in turn (at most ``limits``
+    batches of each, ``data.limits`` by default): the metrics per loader for val/test, the step
+    outputs for predict (one list, or one per loader with several)."""
     name, metrics_kind = _HOOK[kind], metrics_kind or kind
-    hooks = trainer.hooks
-    with _grad_off(trainer):
+    hooks, limits = trainer.hooks, data.limits if limits is None else limits
+    if not any(limits):  # no batches in any loader: Lightning skips the run, hooks and all
+        return None if kind == "predict" else []
+    several = len(data.loaders) > 1
+    check_dataloader_idx(trainer.strategy.module, kind, several)
+    with _grad_off(trainer), _evaluating(trainer, kind):
         hooks.module(f"on_{name}_model_eval")
         trainer.metrics.reset(metrics_kind)
         hooks.fire(f"on_{name}_start")
         hooks.fire(f"on_{name}_epoch_start")
-        outputs = _run_batches(trainer, kind, loader, limit, metrics_kind)
+        writing = _Writing(trainer, data.loaders, kind == "predict")
+        for dataloader_idx, (loader, limit) in enumerate(zip(data.loaders, limits, strict=True)):
+            trainer.metrics.dataloader_idx = dataloader_idx if several else None
+            _run_batches(trainer, kind, loader, limit, metrics_kind, dataloader_idx, several, writing)
+            trainer.metrics.loader_end(metrics_kind)
+        trainer.metrics.dataloader_idx = None
         with hooks.event(f"on_{name}_epoch_end"):
-            trainer.metrics.epoch_preview(metrics_kind)
             hooks.callbacks(f"on_{name}_epoch_end")
             hooks.module(f"on_{name}_epoch_end")
             metrics = trainer.metrics.epoch_end(metrics_kind)
+        outputs = trainer.predict_loop.predictions if kind == "predict" else metrics
         hooks.fire(f"on_{name}_end")
         if kind == "predict":  # as Lightning: the indices go, the predictions stay if they are returned
             trainer.predict_loop.epoch_batch_indices = []
             if not trainer.predict_loop.return_predictions:
-                trainer.predict_loop.predictions = []
+                trainer.predict_loop.clear()
         if kind != "predict":
             hooks.module(f"on_{name}_model_train")
-    return outputs if kind == "predict" else [metrics]
+    return outputs
 
 
 def _grad_off(trainer: Trainer) -> contextlib.AbstractContextManager[Any]:
@@ -82,59 +100,88 @@ def _grad_off(trainer: Trainer) -> contextlib.AbstractContextManager[Any]:
     return torch.no_grad()
 
 
-def _run_batches(trainer: Trainer, kind: str, loader: Any, limit: float, metrics_kind: str) -> list[Any]:
-    name, outputs, hooks = _HOOK[kind], [], trainer.hooks
+def _run_batches(
+    trainer: Trainer,
+    kind: str,
+    loader: Any,
+    limit: float,
+    metrics_kind: str,
+    dataloader_idx: int,
+    several: bool,
+    writing: _Writing,
+) -> None:
+    """One loader's batches; ``dataloader_idx`` goes to the step and the batch hooks with ``several`` loaders."""
+    name, hooks = _HOOK[kind], trainer.hooks
     progress = bar_for(trainer, trainer.enable_progress_bar and trainer.is_global_zero and metrics_kind != "sanity")
     total = None if limit == float("inf") else int(limit)
-    per_batch, per_run = writers_need(trainer.callbacks) if kind == "predict" else (False, False)
-    writing = _Writing(trainer, loader, per_batch, per_run)
+    extra = (dataloader_idx,) if several else ()
+    writing.start(dataloader_idx)
     for batch_idx, batch, _ in batches(loader, limit):
-        batch = trainer.metrics.current_batch = hooks.transfer_batch(batch)
-        hooks.fire(f"on_{name}_batch_start", batch, batch_idx)
+        batch = trainer.metrics.current_batch = hooks.transfer_batch(batch, dataloader_idx)
+        hooks.fire(f"on_{name}_batch_start", batch, batch_idx, *extra)
         writing.before_step(batch_idx)
-        output = hooks.step(_STEP[kind], batch, batch_idx)
+        output = hooks.step(_STEP[kind], batch, batch_idx, *extra)
         with hooks.event(f"on_{name}_batch_end"):
-            hooks.callbacks(f"on_{name}_batch_end", output, batch, batch_idx)
-            hooks.module(f"on_{name}_batch_end", output, batch, batch_idx)
+            hooks.callbacks(f"on_{name}_batch_end", output, batch, batch_idx, *extra)
+            hooks.module(f"on_{name}_batch_end", output, batch, batch_idx, *extra)
             trainer.metrics.batch_end(metrics_kind)
         writing.after_batch(output)
-        if kind == "predict" and trainer.predict_loop.return_predictions:
-            outputs.append(output)
         if progress.enabled:
             progress.update(kind, trainer.current_epoch, batch_idx + 1, total, trainer.progress_bar_metrics)
     progress.close()
-    return outputs
 
 
 class _Writing:
-    """What prediction writers read in ``trainer.predict_loop``, kept batch by batch (Lightning's order:
-    the indices before the step, the CPU copy of the prediction after the batch-end hooks)."""
+    """What ``trainer.predict_loop`` keeps, loader by loader and batch by batch: the predictions
+    (returned, or for a writer that writes per run) and the batch indices the writers read
+    (Lightning's order: the indices before the step, the CPU copy after the batch-end hooks)."""
 
-    def __init__(self, trainer: Trainer, loader: Any, per_batch: bool, per_run: bool) -> None:
-        self.loop, self.per_batch, self.per_run = trainer.predict_loop, per_batch, per_run
+    def __init__(self, trainer: Trainer, loaders: list[Any], predicting: bool) -> None:
+        self.loop = trainer.predict_loop
+        self.per_batch, self.per_run = writers_need(trainer.callbacks) if predicting else (False, False)
+        self.keep = predicting and (self.per_run or self.loop.return_predictions)
+        self.loaders, self.dataloader_idx = loaders, 0
+        self.recorder: IndexRecorder | None = None
+        if predicting:
+            self.loop.start(len(loaders))
+
+    def start(self, dataloader_idx: int) -> None:
+        self.dataloader_idx = dataloader_idx
+        if not (self.per_batch or self.per_run):
+            return
+        loader = self.loaders[dataloader_idx]
         recorder = getattr(loader, "batch_sampler", None)
         self.recorder = recorder if isinstance(recorder, IndexRecorder) else None
-        if (per_batch or per_run) and self.recorder is None:
+        if self.recorder is None:
             warnings.warn(
                 f"Couldn't infer the batch indices fetched from your dataloader: `{type(loader).__name__}` "
                 "(only a plain DataLoader with a batch sampler records them); the writers get `[]`.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
-        self.loop.predictions, self.loop.epoch_batch_indices, self.loop.current_batch_indices = [], [[]], []
 
     def before_step(self, batch_idx: int) -> None:
         if not (self.per_batch or self.per_run) or self.recorder is None:
             return
         indices = self.recorder.seen[batch_idx]
         if self.per_run:
-            self.loop.epoch_batch_indices[0].append(indices)
+            self.loop.epoch_batch_indices[self.dataloader_idx].append(indices)
         if self.per_batch:
             self.loop.current_batch_indices = indices
 
     def after_batch(self, output: Any) -> None:
-        if self.per_run:
-            self.loop.predictions.append(apply_to_tensors(output, lambda t: t.detach().cpu()))
+        if self.keep:
+            self.loop.add_prediction(self.dataloader_idx, apply_to_tensors(output, lambda t: t.detach().cpu()))
+
+
+@contextlib.contextmanager
+def _evaluating(trainer: Trainer, kind: str) -> Generator[None, None, None]:
+    """``trainer.state.evaluating`` names the loop while it runs (``trainer.training`` is False then)."""
+    previous, trainer.state.evaluating = trainer.state.evaluating, kind
+    try:
+        yield
+    finally:
+        trainer.state.evaluating = previous
 
 
 @contextlib.contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from strategies._data import limit_batches, set_sampler_epoch
+from strategies._data import EvalLoaders, batch_count, set_sampler_epoch
 from strategies._evaluation import batches, isolate_rng, run_evaluation
 from strategies._optimization import automatic_step, manual_step
 from strategies._progress import bar_for
@@ -23,7 +23,7 @@ class FitLoop:
     def __init__(self, trainer: Trainer) -> None:
         self.trainer = trainer
         self.train_loader: Any = None
-        self.val_loader: Any = None
+        self.val_data: EvalLoaders | None = None
         self.num_batches: int | float = _INF
         self.val_check_batch: int | float = _INF
         self.total_batch_idx = 0
@@ -35,8 +35,8 @@ class FitLoop:
         with isolate_rng():
             self._sanity_check()
         self._setup_train_data()
-        if self._validation_enabled() and self.val_loader is None:
-            self.val_loader = trainer.hooks.loader("val")
+        if self._validation_enabled() and self.val_data is None:
+            self.val_data = trainer.hooks.eval_loaders("val")
         if self._done():
             return
         trainer.hooks.fire("on_train_start")
@@ -58,23 +58,23 @@ class FitLoop:
         trainer.sanity_checking = True
         with trainer.hooks.event("on_sanity_check_start"):
             trainer.hooks.callbacks("on_sanity_check_start")
-        self.val_loader = trainer.hooks.loader("val")
-        if self.val_loader is not None:
-            limit = min(trainer.num_sanity_val_steps, self._val_limit())
-            run_evaluation(trainer, "val", self.val_loader, limit, metrics_kind="sanity")
+        self.val_data = trainer.hooks.eval_loaders("val")
+        if self.val_data is not None:
+            limits = [min(trainer.num_sanity_val_steps, limit) for limit in self.val_data.limits]
+            run_evaluation(trainer, "val", self.val_data, limits, metrics_kind="sanity")
         with trainer.hooks.event("on_sanity_check_end"):
             trainer.hooks.callbacks("on_sanity_check_end")
         trainer.sanity_checking = False
 
     def _setup_train_data(self) -> None:
         trainer = self.trainer
-        self.train_loader = trainer.hooks.loader("train")
+        self.train_loader = trainer.hooks.train_loader()
         if self.train_loader is None:
             raise ValueError(
                 "No training data: pass `train_dataloaders` to `fit`, a DataModule with `train_dataloader`, "
                 "or define `train_dataloader` on the module."
             )
-        self.num_batches = _limit(self.train_loader, trainer.limits["train"])
+        self.num_batches = batch_count(self.train_loader, trainer.limits["train"])
         trainer.num_training_batches = self.num_batches
         interval = trainer.val_check_interval
         if isinstance(interval, int):
@@ -93,9 +93,6 @@ class FitLoop:
                 raise ValueError("A training loader without a length needs `val_check_interval` as 1.0 or an int.")
         else:
             self.val_check_batch = max(1, int(self.num_batches * interval))
-
-    def _val_limit(self) -> int | float:
-        return _limit(self.val_loader, self.trainer.limits["val"])
 
     # -- stopping ------------------------------------------------------------------------------
 
@@ -177,10 +174,10 @@ class FitLoop:
         if self.progress.enabled:
             total = None if self.num_batches == _INF else int(self.num_batches)
             self.progress.update("train", state.epoch, batch_idx + 1, total, trainer.progress_bar_metrics)
-        if self._should_validate(batch_idx, is_last):
+        if self.val_data is not None and self._should_validate(batch_idx, is_last):
             if not accumulating:
                 hooks.module("on_validation_model_zero_grad")
-            run_evaluation(trainer, "val", self.val_loader, self._val_limit())
+            run_evaluation(trainer, "val", self.val_data)
         if not accumulating:
             self._step_schedulers("step", plateau=True, batch_idx=batch_idx)
         self.total_batch_idx += 1
@@ -189,7 +186,7 @@ class FitLoop:
     def _should_validate(self, batch_idx: int, is_last: bool) -> bool:
         trainer = self.trainer
         every = trainer.check_val_every_n_epoch
-        if self.val_loader is None or not self._validation_enabled():
+        if self.val_data is None or not self._validation_enabled():
             return False
         if every is not None and (trainer.state.epoch + 1) % every != 0:
             return False
@@ -225,14 +222,3 @@ class FitLoop:
                     warnings.warn(message, RuntimeWarning, stacklevel=2)
                     continue
             trainer.hooks.module("lr_scheduler_step", config["scheduler"], metric)
-
-
-def _limit(loader: Any, limit: float | None) -> int | float:
-    """The number of batches to run: the limit, capped by the loader's length (inf without one)."""
-    try:
-        length: int | float = len(loader)
-    except TypeError:
-        length = _INF
-    limited = limit is not None and not (length == _INF and isinstance(limit, float))
-    count = limit_batches(loader, limit) if limited else None
-    return length if count is None else min(count, length)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from strategies._data import inject_distributed_sampler
+from strategies._data import EvalLoaders, batch_count, flatten_loaders, inject_distributed_sampler
 from strategies.callbacks import HookRecorder
 from strategies.module import DataModule, TrainModule, _has_own
 from strategies.prediction_writer import record_indices
@@ -106,9 +107,16 @@ class HookCaller:
             if monitoring is None or getattr(callback, "_monitors", False) == monitoring:
                 self.call("callback", callback, hook, trainer, module, *args)
 
-    def step(self, name: str, batch: Any, batch_idx: int) -> Any:
-        """``training_step``/``validation_step``/... through the strategy (so the wrapper sees it)."""
-        return self.call("module", self.trainer.strategy, name, batch, batch_idx)
+    def step(self, name: str, batch: Any, batch_idx: int, dataloader_idx: int | None = None) -> Any:
+        """``training_step``/``validation_step``/... through the strategy (so the wrapper sees it).
+
+        As Lightning: ``batch_idx`` is left out for a step that takes only the batch, and
+        ``dataloader_idx`` is passed only when given (several evaluation loaders).
+        """
+        args: tuple[Any, ...] = (batch, batch_idx) if takes_batch_idx(self.trainer.strategy.module, name) else (batch,)
+        if dataloader_idx is not None:
+            args = (*args, dataloader_idx)
+        return self.call("module", self.trainer.strategy, name, *args)
 
     @contextlib.contextmanager
     def event(self, hook: str) -> Iterator[None]:
@@ -133,8 +141,8 @@ class HookCaller:
         self.fire("on_after_backward")
 
     def loader(self, kind: str) -> Any:
-        """The loader of ``kind`` (``"train"``, ``"val"``, ...): the one passed in, else the datamodule's
-        hook, else the module's (Lightning's order), with a ``DistributedSampler`` where one is due."""
+        """The loader of ``kind`` (``"train"``, ``"val"``, ...) as given: the one passed in, else the
+        datamodule's hook, else the module's (Lightning's order); None when there is none."""
         trainer = self.trainer
         hook = _LOADER_HOOK[kind]
         loader = trainer._given_loaders.get(kind)
@@ -143,24 +151,111 @@ class HookCaller:
             if _has_own(owner, hook, DataModule if owner is trainer.datamodule else TrainModule):
                 with self.event(hook):
                     loader = self.call("datamodule" if owner is trainer.datamodule else "module", owner, hook)
-        if loader is not None and trainer.use_distributed_sampler:
+        return loader
+
+    def train_loader(self) -> Any:
+        """The training loader, with a ``DistributedSampler`` where one is due (None without one)."""
+        loader = self.loader("train")
+        return None if loader is None else self._prepared(loader, "train")
+
+    def eval_loaders(self, kind: str) -> EvalLoaders | None:
+        """The ``"val"``/``"test"``/``"predict"`` loaders, flattened (one, or a list, tuple or dict of
+        them: ``dataloader_idx`` is the index) and each prepared as ``train_loader`` prepares its
+        one; kept in ``trainer`` for ``trainer.val_dataloaders``, ``num_val_batches``, ..."""
+        given = self.loader(kind)
+        if given is None:
+            return None
+        flat, rebuild = flatten_loaders(given)
+        loaders = [self._prepared(loader, kind) for loader in flat]
+        limit = self.trainer.limits[kind]
+        found = EvalLoaders(loaders, [batch_count(loader, limit) for loader in loaders], rebuild(loaders))
+        self.trainer._eval_loaders[kind] = found
+        self.trainer.metrics.new_loaders(kind)
+        return found
+
+    def _prepared(self, loader: Any, kind: str) -> Any:
+        trainer = self.trainer
+        if trainer.use_distributed_sampler:
             loader = inject_distributed_sampler(loader, trainer.strategy.distributed_sampler_kwargs, kind == "train")
-        if loader is not None and kind == "predict":
+        if kind == "predict":
             loader = record_indices(loader, trainer.callbacks)
         return loader
 
-    def transfer_batch(self, batch: Any) -> Any:
+    def transfer_batch(self, batch: Any, dataloader_idx: int = 0) -> Any:
         """The precision's cast, then the three batch-transfer hooks (the datamodule's where it overrides one)."""
         trainer = self.trainer
         batch = trainer.strategy.precision.convert_input(batch)
         device = trainer.strategy.root_device
         for hook, args in (
-            ("on_before_batch_transfer", (0,)),
-            ("transfer_batch_to_device", (device, 0)),
-            ("on_after_batch_transfer", (0,)),
+            ("on_before_batch_transfer", (dataloader_idx,)),
+            ("transfer_batch_to_device", (device, dataloader_idx)),
+            ("on_after_batch_transfer", (dataloader_idx,)),
         ):
             if trainer.datamodule is not None and _has_own(trainer.datamodule, hook, DataModule):
                 batch = self.datamodule(hook, batch, *args)
             else:
                 batch = self.module(hook, batch, *args)
         return batch
+
+
+def takes_batch_idx(module: Any, step: str) -> bool:
+    """Whether ``module``'s ``step`` takes a ``batch_idx`` (a parameter of that name, ``*args``, or two
+    positional parameters), as Lightning decides whether to pass it."""
+    function = getattr(type(module), step, None)
+    function = getattr(function, "__wrapped__", function)
+    if function is None:
+        return True
+    cached = _TAKES_BATCH_IDX.get(function)
+    if cached is None:
+        try:
+            spec = inspect.getfullargspec(function)
+        except TypeError:
+            cached = True
+        else:
+            args = spec.args[1:]
+            cached = "batch_idx" in args or spec.varargs is not None or len(args) >= 2
+        _TAKES_BATCH_IDX[function] = cached
+    return cached
+
+
+def check_dataloader_idx(module: Any, kind: str, several: bool) -> None:
+    """Lightning's check: with several loaders, the step and the module's batch hooks must take
+    ``dataloader_idx``; with one, a ``dataloader_idx`` they take must have a default.
+
+    The signature read is the function's own (through ``functools.wraps`` decorators); a wrapper
+    that fills ``dataloader_idx`` in itself (``compat``'s 1.x hooks) is not refused for one loader.
+    """
+    name = _HOOK_NAME[kind]
+    for hook in (_STEP_NAME[kind], f"on_{name}_batch_start", f"on_{name}_batch_end"):
+        outer = getattr(module, hook, None)
+        if outer is None:
+            continue
+        inner = getattr(outer, "__wrapped__", outer)
+        try:
+            spec = inspect.getfullargspec(inner)
+        except TypeError:
+            continue
+        if several and "dataloader_idx" not in spec.args and spec.varargs is None:
+            raise RuntimeError(
+                f"You provided multiple `{_LOADER_HOOK[kind]}`s, but no `dataloader_idx` argument in "
+                f"`{type(module).__name__}.{hook}()`. Try adding `dataloader_idx=0` to its signature."
+            )
+        if not several and _requires_dataloader_idx(inner) and _requires_dataloader_idx(outer):
+            raise RuntimeError(
+                f"You provided only a single `{_LOADER_HOOK[kind]}`, but have included `dataloader_idx` in "
+                f"`{type(module).__name__}.{hook}()`. Either remove the argument or give it a default value "
+                "i.e. `dataloader_idx=0`."
+            )
+
+
+def _requires_dataloader_idx(function: Any) -> bool:
+    try:
+        parameter = inspect.signature(function, follow_wrapped=False).parameters.get("dataloader_idx")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.default is inspect.Parameter.empty
+
+
+_TAKES_BATCH_IDX: dict[Any, bool] = {}
+_STEP_NAME = {"val": "validation_step", "test": "test_step", "predict": "predict_step"}
+_HOOK_NAME = {"val": "validation", "test": "test", "predict": "predict"}

@@ -8,6 +8,8 @@ they are with three calls, per loop kind (``"train"``, ``"val"``, ``"test"``, ``
 - ``batch_end(kind)`` after each batch's ``on_*_batch_end`` hooks: training step
   values go to the loggers every ``log_every_n_steps`` optimizer steps; evaluation values
   logged ``on_step`` go to them every batch, as Lightning does;
+- ``loader_end(kind)`` after each evaluation loader's batches (``dataloader_idx`` names the loader
+  while several run: their values get ``/dataloader_idx_N`` names);
 - ``epoch_end(kind)`` after the module's ``on_*_epoch_end`` hooks and before the
   monitoring callbacks (``ModelCheckpoint``, ``EarlyStopping``) run: epoch values are computed,
   synced over ranks where ``sync_dist=True``, stored in ``callback_metrics`` and sent to the
@@ -204,7 +206,10 @@ class TrainerMetrics:
         self._versions_agreed = False
         self._logger_step = 0
         self._seen_global_step = 0
-        self._eval_batches = 0
+        self._eval_batches: dict[tuple[str, int | None], int] = {}
+        self._loader_outputs: list[dict[str, torch.Tensor]] = []
+        self.dataloader_idx: int | None = None
+        """The evaluation loader whose batches run now, when there are several (None otherwise)."""
         self._logged_hparams: dict[str, Any] | None = None
         self._warned: set[str] = set()
 
@@ -256,7 +261,8 @@ class TrainerMetrics:
             sync=bool(sync_dist) and not rank_zero_only and trainer.strategy.world_size > 1,
         )
         results = self._results.setdefault(kind or _kind_of_hook(fx), _Results())
-        entry = results.entry(fx, name, options)
+        loader = self.dataloader_idx if kind in ("val", "test") else None
+        entry = results.entry(fx, name, options, loader, add_dataloader_idx)
         if batch_size is None and epoch and options.reduce_fx == "mean":
             batch_size = batch_size_of(self.current_batch)
         entry.update(tensor, int(batch_size or 1), self._sync)
@@ -282,7 +288,7 @@ class TrainerMetrics:
         self._agree_logger_versions()
         if kind != "train":
             self._results[kind] = _Results()
-            self._eval_batches = 0
+            self._loader_outputs, self.dataloader_idx = [], None
         if not self._active or self._active[-1] != kind:
             self._active.append(kind)
 
@@ -299,11 +305,19 @@ class TrainerMetrics:
             if results is not None and due:
                 self._send(results.step_view(training=True)[0], step, with_epoch=True)
         elif kind in ("val", "test"):
-            step, self._eval_batches = self._eval_batches, self._eval_batches + 1
+            # Each loader counts its own batches for the step, over the validation runs of one `fit`
+            # (Lightning's `_seen_batches_per_dataloader`, reset when the loaders are fetched).
+            key = (kind, self.dataloader_idx)
+            step = self._eval_batches.get(key, 0)
+            self._eval_batches[key] = step + 1
             if results is not None:
-                logged = results.step_view(training=False)[0]
+                logged = results.step_view(training=False, dataloader_idx=self.dataloader_idx)[0]
                 self.logged_metrics.update(logged)
                 self._send(logged, step)
+
+    def new_loaders(self, kind: str) -> None:
+        """The loaders of ``kind`` were fetched: their batch counts (the step of on-step values) restart."""
+        self._eval_batches = {key: count for key, count in self._eval_batches.items() if key[0] != kind}
 
     @property
     def logger_step(self) -> int:
@@ -319,11 +333,12 @@ class TrainerMetrics:
         return bool(due or trainer.should_stop or trainer.fast_dev_run)
 
     def epoch_preview(self, kind: str) -> None:
-        """Before the ``on_*_epoch_end`` hooks: the epoch values logged so far, in ``callback_metrics``.
+        """Before ``on_train_epoch_end``: the epoch values logged so far, in ``callback_metrics``.
 
-        Lightning shows them there to those hooks (a callback reading ``val_loss`` in
-        ``on_validation_epoch_end`` sees this epoch's); ``epoch_end``, after the hooks, adds what
-        they logged and reports to the loggers. Every rank calls it (``sync_dist`` values sync).
+        Lightning shows them there to those hooks (a callback reading ``train_loss_epoch`` in
+        ``on_train_epoch_end`` sees this epoch's); ``epoch_end``, after the hooks, adds what
+        they logged and reports to the loggers. Every rank calls it (``sync_dist`` values sync;
+        once: ``epoch_end`` reuses what was computed here).
         """
         results = self._results.get(kind)
         if kind == "sanity" or results is None:
@@ -332,14 +347,34 @@ class TrainerMetrics:
         self.callback_metrics.update(callback)
         self.progress_bar_metrics.update(pbar)
 
-    def epoch_end(self, kind: str) -> dict[str, float]:
-        """After the ``on_*_epoch_end`` hooks: compute, sync and report the epoch values of ``kind``."""
+    def loader_end(self, kind: str) -> None:
+        """After the batches of one evaluation loader (``dataloader_idx``): its epoch values, in
+        ``callback_metrics``, ``logged_metrics`` and the progress bar's, and kept for the run's
+        results (Lightning's ``_store_dataloader_outputs``; the ``on_*_epoch_end`` hooks see them)."""
+        results = self._results.get(kind)
+        if kind == "sanity" or results is None:
+            self._loader_outputs.append({})
+            return
+        logged, callback, pbar = results.epoch_view(self._sync, self.dataloader_idx)
+        self.logged_metrics.update(logged)
+        self.callback_metrics.update(callback)
+        self.progress_bar_metrics.update(pbar)
+        self._loader_outputs.append(logged)
+
+    def epoch_end(self, kind: str) -> list[dict[str, float]]:
+        """After the ``on_*_epoch_end`` hooks: compute, sync and report the epoch values of ``kind``.
+
+        Returns them per loader (one dict for training and for one loader): each loader's own
+        values and those logged outside the batches (the epoch-end hooks), as Lightning's
+        ``trainer.validate()`` returns them. The loggers get one row with all of them.
+        """
         _check_kind(kind)
         if self._active and self._active[-1] == kind:
             self._active.pop()
         results = self._results.pop(kind, None)
+        outputs, self._loader_outputs, self.dataloader_idx = self._loader_outputs or [{}], [], None
         if kind == "sanity" or results is None:
-            return {}
+            return [{} for _ in outputs]
         if self.trainer.strategy.world_size > 1:
             for name in results.unsynced_epoch_names():
                 self._warn_once(
@@ -351,9 +386,14 @@ class TrainerMetrics:
         self.logged_metrics.update(logged)
         self.callback_metrics.update(callback)
         self.progress_bar_metrics.update(pbar)
+        for output in outputs:
+            output.update(logged)
+        row: dict[str, torch.Tensor] = {}
+        for output in reversed(outputs):  # the first loader's value wins a shared name, as in Lightning
+            row.update(output)
         in_fit = self.trainer.state.stage == "fit"
-        self._send(logged, max(self._logger_step - 1, 0) if in_fit else self._logger_step, with_epoch=True)
-        return {k: float(v) for k, v in logged.items()}
+        self._send(row, max(self._logger_step - 1, 0) if in_fit else self._logger_step, with_epoch=True)
+        return [{k: float(v) for k, v in output.items()} for output in outputs]
 
     def _send(self, metrics: dict[str, torch.Tensor], step: int, with_epoch: bool = False) -> None:
         """To the loggers (rank 0); training and epoch rows carry an ``epoch`` column, as in Lightning."""

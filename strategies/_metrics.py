@@ -222,22 +222,33 @@ class _Options:
 
 
 class _Entry:
-    """One logged name of one hook: its latest step value and its epoch aggregate."""
+    """One logged name of one hook (and one loader): its latest step value and its epoch aggregate."""
 
-    __slots__ = ("last", "name", "options", "total", "weight")
+    __slots__ = ("computed", "dataloader_idx", "last", "name", "options", "suffix", "total", "weight")
 
-    def __init__(self, name: str, options: _Options) -> None:
+    def __init__(self, name: str, options: _Options, dataloader_idx: int | None = None, suffix: str = "") -> None:
         self.name = name
         self.options = options
+        self.dataloader_idx = dataloader_idx
+        """The loader it was logged for (None with one loader, or in an epoch-end hook)."""
+        self.suffix = suffix
+        """``/dataloader_idx_N`` added to its names (``self.log(..., add_dataloader_idx=True)``)."""
         self.last: torch.Tensor | None = None
         self.total: torch.Tensor | None = None
         self.weight = 0.0
+        self.computed: torch.Tensor | None = None
+
+    @property
+    def shown_name(self) -> str:
+        """The name callbacks see for it: ``name``, with the loader's suffix."""
+        return self.name + self.suffix
 
     def names(self) -> tuple[str, str]:
-        """``(step_name, epoch_name)``: ``x_step``/``x_epoch`` when logged both ways, else ``x`` twice."""
+        """``(step_name, epoch_name)``: ``x_step``/``x_epoch`` when logged both ways, else ``x`` twice
+        (each with the loader's suffix)."""
         if self.options.on_step and self.options.on_epoch:
-            return f"{self.name}_step", f"{self.name}_epoch"
-        return self.name, self.name
+            return f"{self.name}_step{self.suffix}", f"{self.name}_epoch{self.suffix}"
+        return self.shown_name, self.shown_name
 
     def update(self, value: torch.Tensor, batch_size: int, sync: Callable[[torch.Tensor, str], torch.Tensor]) -> None:
         """Add one step's value (synced at once when it is reported per step)."""
@@ -246,6 +257,7 @@ class _Entry:
             self.last = sync(value, opts.reduce_fx) if opts.sync else value
         if not opts.on_epoch:
             return
+        self.computed = None
         if opts.reduce_fx == "mean":
             weighted = value * batch_size
             self.total = weighted if self.total is None else self.total + weighted
@@ -259,7 +271,16 @@ class _Entry:
             self.total = extreme(self.total, value)
 
     def compute(self, sync: Callable[[torch.Tensor, str], torch.Tensor]) -> torch.Tensor | None:
-        """The epoch value; with ``sync_dist`` over all ranks (means weighted by every rank's batch sizes)."""
+        """The epoch value; with ``sync_dist`` over all ranks (means weighted by every rank's batch sizes).
+
+        Kept until the next ``update``, so asking again (the epoch-end hooks see the value, then
+        the loggers get it) does not sync again.
+        """
+        if self.computed is None:
+            self.computed = self._compute(sync)
+        return self.computed
+
+    def _compute(self, sync: Callable[[torch.Tensor, str], torch.Tensor]) -> torch.Tensor | None:
         if self.total is None:
             return None
         opts = self.options
@@ -274,16 +295,28 @@ class _Entry:
 
 
 class _Results:
-    """The entries of one loop run, keyed by ``(hook, name)`` as Lightning keys them."""
+    """The entries of one loop run, keyed by ``(hook, name, loader)`` as Lightning keys them."""
 
     def __init__(self) -> None:
-        self.entries: dict[tuple[str, str], _Entry] = {}
+        self.entries: dict[tuple[str, str, int | None], _Entry] = {}
 
-    def entry(self, fx: str, name: str, options: _Options) -> _Entry:
-        """The entry for ``fx``/``name``, created on first use; options must not change."""
-        entry = self.entries.get((fx, name))
+    def entry(
+        self, fx: str, name: str, options: _Options, dataloader_idx: int | None = None, add_dataloader_idx: bool = True
+    ) -> _Entry:
+        """The entry for ``fx``/``name`` (of loader ``dataloader_idx``: its own entry and
+        ``/dataloader_idx_N`` names with ``add_dataloader_idx``), created on first use; options must
+        not change."""
+        own = dataloader_idx if add_dataloader_idx else None
+        entry = self.entries.get((fx, name, own))
         if entry is None:
-            entry = self.entries[(fx, name)] = _Entry(name, options)
+            suffix = f"/dataloader_idx_{dataloader_idx}" if own is not None else ""
+            entry = self.entries[(fx, name, own)] = _Entry(name, options, dataloader_idx, suffix)
+        elif entry.dataloader_idx != dataloader_idx:
+            raise ValueError(
+                f"`self.log({name!r}, ..., add_dataloader_idx=False)` was called in `{fx}` for loader "
+                f"{dataloader_idx} after loader {entry.dataloader_idx}: with several loaders, log it with "
+                "`add_dataloader_idx=True` or under a name of its own per loader."
+            )
         elif entry.options != options:
             raise ValueError(
                 f"`self.log({name!r}, ...)` was called twice in `{fx}` with different arguments "
@@ -291,24 +324,29 @@ class _Results:
             )
         return entry
 
-    def step_view(self, training: bool) -> tuple[dict[str, torch.Tensor], ...]:
-        """``(logged, callback, prog_bar)`` of the latest step values."""
+    def step_view(self, training: bool, dataloader_idx: int | None = None) -> tuple[dict[str, torch.Tensor], ...]:
+        """``(logged, callback, prog_bar)`` of the latest step values (of loader ``dataloader_idx``)."""
         logged: dict[str, torch.Tensor] = {}
         callback: dict[str, torch.Tensor] = {}
         pbar: dict[str, torch.Tensor] = {}
         for entry in self.entries.values():
-            if entry.last is None:
+            if entry.last is None or entry.dataloader_idx != dataloader_idx:
                 continue
             step_name, _ = entry.names()
             _place(entry, step_name, entry.last, logged, callback if training else None, pbar)
         return logged, callback, pbar
 
-    def epoch_view(self, sync: Callable[[torch.Tensor, str], torch.Tensor]) -> tuple[dict[str, torch.Tensor], ...]:
-        """``(logged, callback, prog_bar)`` of the epoch values (computing them syncs over ranks)."""
+    def epoch_view(
+        self, sync: Callable[[torch.Tensor, str], torch.Tensor], dataloader_idx: int | None = None
+    ) -> tuple[dict[str, torch.Tensor], ...]:
+        """``(logged, callback, prog_bar)`` of the epoch values of loader ``dataloader_idx`` (None: those
+        logged with one loader or outside the batches); computing them syncs over ranks."""
         logged: dict[str, torch.Tensor] = {}
         callback: dict[str, torch.Tensor] = {}
         pbar: dict[str, torch.Tensor] = {}
         for entry in self.entries.values():
+            if entry.dataloader_idx != dataloader_idx:
+                continue
             value = entry.compute(sync) if entry.options.on_epoch else None
             if value is not None:
                 _place(entry, entry.names()[1], value, logged, callback, pbar)
@@ -330,7 +368,7 @@ def _place(
     if entry.options.logger:
         logged[shown] = value
     if callback is not None:
-        callback[entry.name] = value
+        callback[entry.shown_name] = value
         callback[shown] = value
     if entry.options.prog_bar:
         pbar[shown] = value

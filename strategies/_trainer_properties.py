@@ -9,23 +9,12 @@ import torch
 from strategies.parallel import ParallelStrategy
 
 if TYPE_CHECKING:
+    from strategies._data import EvalLoaders
     from strategies._hook_calls import HookCaller
     from strategies.callbacks import HookCall
     from strategies.precision import Precision
     from strategies.strategy import Strategy
     from strategies.trainer import TrainerState
-
-_EVAL_HOOKS = frozenset(
-    {
-        "validation_step",
-        "on_validation_batch_start",
-        "on_validation_batch_end",
-        "on_validation_epoch_start",
-        "on_validation_epoch_end",
-        "on_validation_start",
-        "on_validation_end",
-    }
-)
 
 
 class _TrainerProperties:
@@ -36,6 +25,8 @@ class _TrainerProperties:
         state: TrainerState
         hooks: HookCaller
         _fit_optimizers: tuple[list[torch.optim.Optimizer], list[dict[str, Any]]]
+        _eval_loaders: dict[str, EvalLoaders]
+        num_sanity_val_steps: int | float
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -132,13 +123,13 @@ class _TrainerProperties:
 
     @property
     def training(self) -> bool:
-        """Whether ``fit`` is running (outside its validation)."""
-        return self.state.stage == "fit" and self.hooks.current_fx not in _EVAL_HOOKS
+        """Whether ``fit`` is running (outside its validation and sanity check)."""
+        return self.state.stage == "fit" and self.state.evaluating is None
 
     @property
     def validating(self) -> bool:
-        """Whether a validation run is going on."""
-        return self.state.stage == "validate" or self.hooks.current_fx in _EVAL_HOOKS
+        """Whether a validation run is going on (``validate``, or the validation in ``fit``)."""
+        return self.state.stage == "validate" or self.state.evaluating == "val"
 
     @property
     def testing(self) -> bool:
@@ -149,6 +140,52 @@ class _TrainerProperties:
     def predicting(self) -> bool:
         """Whether ``predict`` is running."""
         return self.state.stage == "predict"
+
+    # -- the evaluation loaders (those of the latest run of each kind) -----------------------
+
+    def _eval_view(self, kind: str) -> EvalLoaders | None:
+        return self._eval_loaders.get(kind)
+
+    @property
+    def val_dataloaders(self) -> Any:
+        """The validation loaders as given (one, or the list/dict of them), as the loop runs them; None before."""
+        data = self._eval_view("val")
+        return None if data is None else data.iterables
+
+    @property
+    def test_dataloaders(self) -> Any:
+        """The test loaders, as ``val_dataloaders``."""
+        data = self._eval_view("test")
+        return None if data is None else data.iterables
+
+    @property
+    def predict_dataloaders(self) -> Any:
+        """The prediction loaders, as ``val_dataloaders``."""
+        data = self._eval_view("predict")
+        return None if data is None else data.iterables
+
+    @property
+    def num_val_batches(self) -> list[int | float]:
+        """The validation batches run from each loader (``limit_val_batches`` capped by its length)."""
+        data = self._eval_view("val")
+        return [] if data is None else list(data.limits)
+
+    @property
+    def num_test_batches(self) -> list[int | float]:
+        """The test batches run from each loader."""
+        data = self._eval_view("test")
+        return [] if data is None else list(data.limits)
+
+    @property
+    def num_predict_batches(self) -> list[int | float]:
+        """The prediction batches run from each loader."""
+        data = self._eval_view("predict")
+        return [] if data is None else list(data.limits)
+
+    @property
+    def num_sanity_val_batches(self) -> list[int | float]:
+        """The sanity-check batches run from each validation loader."""
+        return [min(self.num_sanity_val_steps, count) for count in self.num_val_batches]
 
     @property
     def hook_record(self) -> list[HookCall]:

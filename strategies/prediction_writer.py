@@ -104,17 +104,43 @@ class PredictLoop:
     """What ``trainer.predict_loop`` shows a prediction writer (Lightning's attribute names).
 
     Attributes:
-        predictions: this run's predictions, batch by batch, on the CPU (kept while a writer writes
-            per run).
         epoch_batch_indices: per loader, per batch, the dataset indices of its samples.
         current_batch_indices: the indices of the batch in hand.
+        return_predictions: whether ``Trainer.predict`` returns the predictions.
     """
 
     def __init__(self) -> None:
-        self.predictions: list[Any] = []
+        self._predictions: list[list[Any]] = []
         self.epoch_batch_indices: list[list[list[int]]] = []
         self.current_batch_indices: list[int] = []
         self.return_predictions = True
+
+    @property
+    def predictions(self) -> list[Any]:
+        """This run's predictions, batch by batch, on the CPU: one list, or one per loader when
+        there are several (kept while they are returned or a writer writes per run)."""
+        if not self._predictions:
+            return []
+        return self._predictions[0] if len(self._predictions) == 1 else self._predictions
+
+    @property
+    def num_dataloaders(self) -> int:
+        """The number of prediction loaders of the run."""
+        return len(self._predictions)
+
+    def start(self, num_dataloaders: int) -> None:
+        """A run over ``num_dataloaders`` loaders starts: nothing kept yet."""
+        self._predictions = [[] for _ in range(num_dataloaders)]
+        self.epoch_batch_indices = [[] for _ in range(num_dataloaders)]
+        self.current_batch_indices = []
+
+    def add_prediction(self, dataloader_idx: int, prediction: Any) -> None:
+        """Keep one batch's prediction (already on the CPU) of loader ``dataloader_idx``."""
+        self._predictions[dataloader_idx].append(prediction)
+
+    def clear(self) -> None:
+        """Drop the predictions (after a run that does not return them)."""
+        self._predictions = []
 
 
 def record_indices(loader: Any, callbacks: list[Any]) -> Any:

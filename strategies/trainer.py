@@ -12,12 +12,14 @@ import torch
 from strategies import _arguments, _preflight
 from strategies._checkpoint import dump_checkpoint, resolve_last, restore_checkpoint, select_ckpt_path
 from strategies._connector import resolve_strategy
+from strategies._data import EvalLoaders
 from strategies._evaluation import run_evaluation
-from strategies._fit_loop import FitLoop, _limit
+from strategies._fit_loop import FitLoop
 from strategies._hook_calls import _LOADER_HOOK, HookCaller
 from strategies._logging import TrainerMetrics, _LoggerProperties
 from strategies._optimization import OptimizerProxy
 from strategies._progress import TQDMProgressBar
+from strategies._results_table import print_results
 from strategies._summary import model_summary
 from strategies._trainer_properties import _TrainerProperties
 from strategies.callbacks import Callback, HookCall
@@ -47,6 +49,8 @@ class TrainerState:
     step_in_epoch: int = 0
     epoch_done: bool = False
     should_stop: bool = False
+    evaluating: str | None = None
+    """The evaluation loop running now (``"val"``, ``"test"``, ``"predict"``; also the validation in ``fit``)."""
 
 
 class Trainer(_TrainerProperties, _LoggerProperties):
@@ -287,6 +291,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self.sanity_checking = False
         self.num_training_batches: int | float = float("inf")
         self._given_loaders: dict[str, Any] = {}
+        self._eval_loaders: dict[str, EvalLoaders] = {}
         self._optimizer_proxies: list[OptimizerProxy] = []
         self.hooks.current_fx = None
 
@@ -311,8 +316,10 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         dataloaders: Any = None,
         datamodule: DataModule | None = None,
         ckpt_path: str | os.PathLike[str] | None = None,
+        verbose: bool = True,
     ) -> list[dict[str, float]]:
-        """Run the validation loop once; return the epoch metrics.
+        """Run the validation loop once; return the epoch metrics, one dict per loader (``verbose``:
+        print them as a table on rank 0, as Lightning does).
 
         Without ``model``, the previous run's module is used and, without ``ckpt_path``, the best
         checkpoint of that ``fit`` is loaded, as in Lightning (``ckpt_path``: a path, ``"best"`` or
@@ -322,7 +329,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         model, ckpt_path = self._model_and_ckpt("validate", model, ckpt_path)
         _require_step(model, "validation_step", "validate")
         metrics = self._launch("validate", model, {"val": dataloaders}, datamodule, ckpt_path)
-        return cast("list[dict[str, float]]", metrics)
+        return self._results(metrics, "validate", verbose)
 
     def test(
         self,
@@ -330,12 +337,19 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         dataloaders: Any = None,
         datamodule: DataModule | None = None,
         ckpt_path: str | os.PathLike[str] | None = None,
+        verbose: bool = True,
     ) -> list[dict[str, float]]:
-        """Run the test loop once; return the epoch metrics (``model`` and ``ckpt_path``: see ``validate``)."""
+        """Run the test loop once; return the epoch metrics per loader (the arguments: see ``validate``)."""
         model, ckpt_path = self._model_and_ckpt("test", model, ckpt_path)
         _require_step(model, "test_step", "test")
         metrics = self._launch("test", model, {"test": dataloaders}, datamodule, ckpt_path)
-        return cast("list[dict[str, float]]", metrics)
+        return self._results(metrics, "test", verbose)
+
+    def _results(self, metrics: Any, stage: str, verbose: bool) -> list[dict[str, float]]:
+        results = cast("list[dict[str, float]]", metrics or [])
+        if verbose and self.is_global_zero and results:
+            print_results(results, stage)
+        return results
 
     def predict(
         self,
@@ -499,10 +513,10 @@ class Trainer(_TrainerProperties, _LoggerProperties):
             FitLoop(self).run()
             return None
         kind = _KIND[stage]
-        loader = self.hooks.loader(kind)
-        if loader is None:
+        data = self.hooks.eval_loaders(kind)
+        if data is None:
             raise ValueError(f"No data to {stage}: pass `dataloaders`, a DataModule, or define `{_LOADER_HOOK[kind]}`.")
-        return run_evaluation(self, kind, loader, _limit(loader, self.limits[kind]))
+        return run_evaluation(self, kind, data)
 
     def _on_exception(self, exception: BaseException) -> None:
         """``on_exception`` of the callbacks and the datamodule, loggers finalized as failed, then the teardown."""

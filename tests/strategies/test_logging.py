@@ -21,7 +21,7 @@ def test_training_step_logs_per_step_and_reaches_the_logger_every_n_steps():
     assert float(host.callback_metrics["loss"]) == 4.0
     # Lightning's step: optimizer steps before the logging batch; every 2nd step.
     assert host.logger.rows == [(1, {"loss": 2.0, "epoch": 0}), (3, {"loss": 4.0, "epoch": 0})]
-    assert host.metrics.epoch_end("train") == {}  # on_step only: nothing per epoch
+    assert host.metrics.epoch_end("train") == [{}]  # on_step only: nothing per epoch
 
 
 def test_on_step_and_on_epoch_fork_the_names_and_weight_the_mean_by_batch_size():
@@ -30,7 +30,7 @@ def test_on_step_and_on_epoch_fork_the_names_and_weight_the_mean_by_batch_size()
     host.train_batch(("acc", 1.0, {"on_epoch": True, "prog_bar": True, "batch_size": 3}))
     host.train_batch(("acc", 0.0, {"on_epoch": True, "prog_bar": True, "batch_size": 1}))
     assert set(host.callback_metrics) == {"acc", "acc_step"}
-    epoch = host.metrics.epoch_end("train")
+    (epoch,) = host.metrics.epoch_end("train")
     assert epoch == {"acc_epoch": pytest.approx(0.75)}
     assert float(host.callback_metrics["acc"]) == pytest.approx(0.75)
     assert host.progress_bar_metrics == {"acc_step": 0.0, "acc_epoch": pytest.approx(0.75)}
@@ -45,7 +45,7 @@ def test_reduce_fx(reduce_fx, expected):
     for value in (1.0, 3.0, 2.0):
         host.log("validation_step", "m", torch.tensor(value), reduce_fx=reduce_fx)
         host.metrics.batch_end("val")
-    assert host.metrics.epoch_end("val") == {"m": pytest.approx(expected)}
+    assert host.metrics.epoch_end("val") == [{"m": pytest.approx(expected)}]
 
 
 def test_eval_defaults_are_per_epoch_and_the_batch_size_is_read_from_the_batch():
@@ -58,7 +58,7 @@ def test_eval_defaults_are_per_epoch_and_the_batch_size_is_read_from_the_batch()
         host.log("validation_step", "val_loss", value)
         host.metrics.batch_end("val")
     assert "val_loss" not in host.callback_metrics  # eval values appear at the epoch's end
-    assert host.metrics.epoch_end("val") == {"val_loss": pytest.approx(2.0)}
+    assert host.metrics.epoch_end("val") == [{"val_loss": pytest.approx(2.0)}]
     # In fit the epoch row shares the step of the last training row.
     assert host.logger.rows[-1] == (0, {"val_loss": pytest.approx(2.0), "epoch": 0})
 
@@ -67,7 +67,7 @@ def test_epoch_end_hooks_log_per_epoch_and_refuse_on_step():
     host = Host()
     host.metrics.reset("train")
     host.log("on_train_epoch_end", "lr", 0.1)
-    assert host.metrics.epoch_end("train") == {"lr": pytest.approx(0.1)}
+    assert host.metrics.epoch_end("train") == [{"lr": pytest.approx(0.1)}]
     with pytest.raises(ValueError, match="on_step=True, on_epoch=True.*on_train_epoch_end"):
         host.log("on_train_epoch_end", "lr", 0.1, on_step=True)
 
@@ -105,7 +105,7 @@ def test_sanity_check_logs_nothing_and_a_new_run_starts_afresh():
     host = Host()
     host.metrics.reset("sanity")
     host.log("validation_step", "val_loss", 1.0)
-    assert host.metrics.epoch_end("sanity") == {}
+    assert host.metrics.epoch_end("sanity") == [{}]
     assert host.callback_metrics == {} and host.logger.rows == []
     host.metrics.reset("train")
     host.train_batch(("loss", 1.0, {}))
@@ -174,7 +174,7 @@ def test_eval_values_logged_on_step_reach_the_logger_each_batch_at_the_batch_ind
     for value in (1.0, 3.0):
         host.log("validation_step", "acc", value, on_step=True)
         host.metrics.batch_end("val")
-    assert host.metrics.epoch_end("val") == {"acc_epoch": pytest.approx(2.0)}
+    assert host.metrics.epoch_end("val") == [{"acc_epoch": pytest.approx(2.0)}]
     assert host.logger.rows == [
         (0, {"acc_step": 1.0}),
         (1, {"acc_step": 3.0}),
@@ -241,3 +241,22 @@ def test_the_epoch_end_hooks_see_this_epochs_values_in_callback_metrics():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert seen == _epoch_end_readings(pl.Trainer, pl.LightningModule, pl.Callback)
+
+
+def test_a_synced_epoch_value_is_reduced_once_however_often_it_is_read() -> None:
+    """The epoch-end hooks read it, then the loggers get it: one all-reduce (ranks must agree on the count)."""
+    from strategies._metrics import _Entry, _Options
+
+    calls: list[str] = []
+
+    def sync(tensor: torch.Tensor, op: str) -> torch.Tensor:
+        calls.append(op)
+        return tensor
+
+    entry = _Entry("loss", _Options(False, True, False, True, "mean", True))
+    entry.update(torch.tensor(2.0), 2, sync)
+    entry.update(torch.tensor(4.0), 2, sync)
+    assert float(entry.compute(sync)) == 3.0 and float(entry.compute(sync)) == 3.0
+    assert calls == ["sum"]
+    entry.update(torch.tensor(6.0), 4, sync)  # a value logged after the first read: computed again
+    assert float(entry.compute(sync)) == pytest.approx(4.5) and calls == ["sum", "sum"]

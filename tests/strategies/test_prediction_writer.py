@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -96,8 +97,21 @@ def test_a_writer_must_define_what_its_interval_writes_and_a_bad_interval_is_ref
 def test_a_loader_that_is_not_a_plain_dataloader_gives_empty_indices_with_a_warning() -> None:
     writer = _Writer("batch")
     with pytest.warns(UserWarning, match="Couldn't infer the batch indices"):
-        _trainer(callbacks=[writer]).predict(_Module(), [(X[:3],), (X[3:6],)])
+        _trainer(callbacks=[writer]).predict(_Module(), _Batches([(X[:3],), (X[3:6],)]))
     assert [b[2] for b in writer.batches] == [[], []]
+
+
+class _Batches:
+    """An iterable of batches that is not a DataLoader (a list would be several loaders, as in Lightning)."""
+
+    def __init__(self, batches: list[Any]) -> None:
+        self.batches = batches
+
+    def __iter__(self) -> Any:
+        return iter(self.batches)
+
+    def __len__(self) -> int:
+        return len(self.batches)
 
 
 def test_the_writes_match_lightnings() -> None:
