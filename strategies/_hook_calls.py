@@ -154,9 +154,14 @@ class HookCaller:
         return loader
 
     def train_loader(self) -> Any:
-        """The training loader, with a ``DistributedSampler`` where one is due (None without one)."""
-        loader = self.loader("train")
-        return None if loader is None else self._prepared(loader, "train")
+        """The training loader, with a ``DistributedSampler`` where one is due (None without one);
+        fetched once a run (``trainer.estimated_stepping_batches`` may fetch it early) and kept in
+        ``trainer.train_dataloader``."""
+        trainer = self.trainer
+        if trainer._train_loader is None:
+            loader = self.loader("train")
+            trainer._train_loader = None if loader is None else self._prepared(loader, "train")
+        return trainer._train_loader
 
     def eval_loaders(self, kind: str) -> EvalLoaders | None:
         """The ``"val"``/``"test"``/``"predict"`` loaders, flattened (one, or a list, tuple or dict of

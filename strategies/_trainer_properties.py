@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -26,7 +29,13 @@ class _TrainerProperties:
         hooks: HookCaller
         _fit_optimizers: tuple[list[torch.optim.Optimizer], list[dict[str, Any]]]
         _eval_loaders: dict[str, EvalLoaders]
+        _train_loader: Any
         num_sanity_val_steps: int | float
+        max_epochs: int
+        max_steps: int
+        accumulate_grad_batches: int
+        limits: dict[str, Any]
+        callbacks: list[Any]
 
     # -- properties ---------------------------------------------------------------------------
 
@@ -140,6 +149,96 @@ class _TrainerProperties:
     def predicting(self) -> bool:
         """Whether ``predict`` is running."""
         return self.state.stage == "predict"
+
+    @property
+    def is_last_batch(self) -> bool:
+        """Whether the training batch running is the last of its epoch."""
+        return self.state.is_last_batch
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the latest run ended by an exception (after the ``on_exception`` hooks)."""
+        return self.state.interrupted
+
+    @property
+    def evaluating(self) -> bool:
+        """Whether an evaluation loop runs (validation, also inside ``fit``, test or predict)."""
+        return self.state.evaluating is not None or self.state.stage in ("validate", "test", "predict")
+
+    @property
+    def enable_validation(self) -> bool:
+        """Whether ``fit`` validates: a ``validation_step`` of the module's own and ``limit_val_batches`` > 0."""
+        from strategies.module import TrainModule, _has_own
+
+        module = self.strategy._module
+        return module is not None and _has_own(module, "validation_step", TrainModule) and self.limits["val"] != 0
+
+    @property
+    def num_nodes(self) -> int:
+        """The number of machines."""
+        return int(getattr(self.strategy, "num_nodes", 1))
+
+    @property
+    def device_ids(self) -> list[int]:
+        """The indices of the devices this process's strategy runs on (0, 1, ... for CPU processes)."""
+        devices = getattr(self.strategy, "parallel_devices", None) or [self.strategy.root_device]
+        return [device.index if device.index is not None else i for i, device in enumerate(devices)]
+
+    @property
+    def distributed_sampler_kwargs(self) -> dict[str, Any] | None:
+        """``num_replicas``/``rank`` for a ``DistributedSampler`` (None on one process)."""
+        return self.strategy.distributed_sampler_kwargs
+
+    @property
+    def scaler(self) -> Any:
+        """The precision's grad scaler (``"16-mixed"``), or None."""
+        return getattr(self.strategy.precision, "scaler", None)
+
+    @property
+    def progress_bar_callback(self) -> Any:
+        """The ``TQDMProgressBar`` in ``callbacks``, or None (the default bar is drawn by the Trainer)."""
+        from strategies._progress import TQDMProgressBar
+
+        return next((cb for cb in self.callbacks if isinstance(cb, TQDMProgressBar)), None)
+
+    def print(self, *args: Any, **kwargs: Any) -> None:
+        """``print`` on local rank 0 only."""
+        if self.local_rank == 0:
+            print(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def init_module(self, empty_init: bool | None = None) -> Iterator[None]:
+        """Create the module's tensors on the strategy's device and in the precision's dtype at once.
+
+        ``empty_init`` is accepted for Lightning's signature; the weights are always initialized.
+        """
+        with self.strategy.root_device, self.strategy.precision.module_init_context():
+            yield
+
+    @property
+    def train_dataloader(self) -> Any:
+        """The training loader of the latest ``fit`` (with its ``DistributedSampler``), None before."""
+        return self._train_loader
+
+    @property
+    def estimated_stepping_batches(self) -> int | float:
+        """The optimizer steps ``fit`` will take: Lightning's estimate from ``max_epochs``, ``max_steps``,
+        the training batches per epoch (``limit_train_batches``, this rank's share) and
+        ``accumulate_grad_batches``. Read in ``configure_optimizers`` (for ``OneCycleLR``) it fetches
+        the training loader early, as Lightning does.
+        """
+        from strategies._data import batch_count
+
+        if self.max_epochs == -1:
+            return float("inf") if self.max_steps == -1 else self.max_steps
+        loader = self._train_loader
+        if loader is None and self.state.stage == "fit" and self.strategy._module is not None:
+            loader = self.hooks.train_loader()
+        total = float("inf") if loader is None else batch_count(loader, self.limits["train"])
+        if total == float("inf"):
+            return self.max_steps
+        steps = math.ceil(total / self.accumulate_grad_batches) * max(self.max_epochs, 1)
+        return min(steps, self.max_steps) if self.max_steps != -1 else steps
 
     # -- the evaluation loaders (those of the latest run of each kind) -----------------------
 

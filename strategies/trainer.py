@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import warnings
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -49,6 +50,10 @@ class TrainerState:
     step_in_epoch: int = 0
     epoch_done: bool = False
     should_stop: bool = False
+    is_last_batch: bool = False
+    """Whether the training batch running is the epoch's last (``trainer.is_last_batch``)."""
+    interrupted: bool = False
+    """Whether the run ended by an exception (``trainer.interrupted``)."""
     evaluating: str | None = None
     """The evaluation loop running now (``"val"``, ``"test"``, ``"predict"``; also the validation in ``fit``)."""
 
@@ -221,6 +226,8 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self._reset_run_state()
         self.predict_loop = PredictLoop()  # what prediction writers read (Lightning's attribute)
         self._fit_optimizers: tuple[list[torch.optim.Optimizer], list[dict[str, Any]]] = ([], [])
+        self._ckpt_path: Any = None
+        self._ckpt_user_managed = False
         self.strategy._recorder = self.hooks.record
 
     def _configure_timer(self) -> None:
@@ -292,6 +299,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self.num_training_batches: int | float = float("inf")
         self._given_loaders: dict[str, Any] = {}
         self._eval_loaders: dict[str, EvalLoaders] = {}
+        self._train_loader: Any = None
         self._optimizer_proxies: list[OptimizerProxy] = []
         self.hooks.current_fx = None
 
@@ -308,6 +316,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         """Train ``model``; resume from ``ckpt_path`` when given (a path, or ``"last"``: the newest last
         checkpoint of the ``ModelCheckpoint`` callbacks, none the first time; see docs/strategies.md)."""
         _require_step(model, "training_step", "fit")
+        ckpt_path = self._managed_ckpt("fit", ckpt_path)
         self._launch("fit", model, {"train": train_dataloaders, "val": val_dataloaders}, datamodule, ckpt_path)
 
     def validate(
@@ -374,8 +383,38 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self.strategy.save_checkpoint(dump_checkpoint(self), path)
         self.strategy.barrier("save_checkpoint")
 
+    @property
+    def ckpt_path(self) -> Any:
+        """The checkpoint the latest run loaded (``fit/validate/test/predict(ckpt_path=...)``, ``"best"``
+        and ``"last"`` resolved to the file), None when it loaded none.
+
+        Set it to load that file in every later run that is given no ``ckpt_path`` (until it is
+        set to None), as in Lightning; a ``ckpt_path`` passed to a run wins, with a warning.
+        """
+        return self._ckpt_path
+
+    @ckpt_path.setter
+    def ckpt_path(self, ckpt_path: Any) -> None:
+        self._ckpt_path = ckpt_path
+        self._ckpt_user_managed = bool(ckpt_path)
+
+    def _managed_ckpt(self, stage: str, ckpt_path: Any) -> Any:
+        if not self._ckpt_user_managed:
+            return ckpt_path
+        if ckpt_path:
+            warnings.warn(
+                f"`trainer.ckpt_path = {self._ckpt_path!r}` was called but then you passed "
+                f"`trainer.{stage}(ckpt_path={ckpt_path!r})`. The latter will be loaded.",
+                UserWarning,
+                stacklevel=3,
+            )
+            self._ckpt_path, self._ckpt_user_managed = None, False
+            return ckpt_path
+        return self._ckpt_path
+
     def _model_and_ckpt(self, stage: str, model: TrainModule | None, ckpt_path: Any) -> tuple[TrainModule, Any]:
         """The module to run (``model``, else the previous run's) and the checkpoint to load."""
+        ckpt_path = self._managed_ckpt(stage, ckpt_path)
         provided = model is not None
         if model is None:
             model = self._caller_module or self.strategy._module  # type: ignore[assignment]
@@ -399,6 +438,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
             self.strategy.check_process_group()
         launcher = self.strategy.launcher
         args = (stage, model, loaders, datamodule, ckpt_path)
+        self._ckpt_path = ckpt_path  # the workers' `_run` resolves "last"
         if launcher is None:
             return self._run(*args)
         self._caller_module = model
@@ -424,11 +464,13 @@ class Trainer(_TrainerProperties, _LoggerProperties):
             if ckpt_path == "last":
                 ckpt_path = resolve_last(self, stage)
                 _preflight.check_checkpoint(ckpt_path, model)
+            self._ckpt_path = ckpt_path
             if ckpt_path is not None:
                 restore_checkpoint(self, ckpt_path)
             self._on_fit_start()
             result = self._run_stage(stage)
         except BaseException as exception:
+            self.state.interrupted = True
             self._on_exception(exception)
             if hooks.on_run_exception(exception):
                 return None
