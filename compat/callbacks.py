@@ -3,10 +3,11 @@
 ``Callback`` is ``compat.Callback`` (old hook names bridged); ``ModelCheckpoint`` takes the 1.x
 arguments (``period``, ``every_n_val_epochs``, ``prefix``) on top of ``strategies.ModelCheckpoint``;
 ``EarlyStopping``, ``LearningRateMonitor``, ``Timer``, ``LambdaCallback``,
-``GradientAccumulationScheduler``, ``BasePredictionWriter`` and ``ModelSummary`` are ``strategies``'
-own. Each name warns once with its new name. A 1.x callback ``strategies`` has no counterpart for
-yet (``ProgressBar``, ``StochasticWeightAveraging``, ...) raises ``compat.MissingNameError`` where it
-is imported. The names come from the 1.2-1.5 catalogs (see ``compat._legacy``).
+``GradientAccumulationScheduler``, ``BasePredictionWriter``, ``ModelSummary``,
+``StochasticWeightAveraging``, ... are ``strategies``' own. Each name warns once with its new
+name. A 1.x callback ``strategies`` has no counterpart for yet (``ProgressBar``,
+``ModelPruning``, ...) raises ``compat.MissingNameError`` where it is imported. The names come
+from the 1.2-1.5 catalogs (see ``compat._legacy``).
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from strategies.prediction_writer import BasePredictionWriter
 from strategies.registry import StrategyRegistry
 from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
+from strategies.swa import StochasticWeightAveraging
 from strategies.timer import Timer
 from strategies.trainer import HookCaller, Trainer, TrainerMetrics
 
@@ -113,6 +114,7 @@ __all__ = [
     "ModelCheckpoint",
     "ModelSummary",
     "OnExceptionCheckpoint",
+    "StochasticWeightAveraging",
     "TensorBoardLogger",
     "TQDMProgressBar",
     "Timer",

@@ -150,9 +150,9 @@ class FitLoop:
     # -- one batch --------------------------------------------------------------------------------
 
     def _batch(self, batch: Any, batch_idx: int, is_last: bool) -> bool:
-        self.trainer.state.is_last_batch = is_last
         """One training batch; True ends the epoch (``on_train_batch_start`` returned -1)."""
         trainer, state = self.trainer, self.trainer.state
+        state.is_last_batch = is_last
         hooks = trainer.hooks
         batch = trainer.metrics.current_batch = hooks.transfer_batch(batch)
         if hooks.fire("on_train_batch_start", batch, batch_idx) == -1:

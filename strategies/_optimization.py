@@ -109,10 +109,10 @@ def automatic_step(trainer: Trainer, batch: Any, batch_idx: int, accumulating: b
         if loss is not None:
             loss = loss / trainer.accumulate_grad_batches
             result.update(loss=loss.detach().clone(), **extra)
-        if first_of_window:
+        if first_of_window and not trainer.state.forward_only:
             trainer.hooks.fire("on_before_zero_grad", optimizer)
             trainer.hooks.module("optimizer_zero_grad", trainer.current_epoch, batch_idx, optimizer)
-        if loss is not None:
+        if loss is not None and not trainer.state.forward_only:
             trainer.hooks.backward(loss)
         return loss
 

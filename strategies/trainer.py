@@ -54,6 +54,9 @@ class TrainerState:
     """Whether the training batch running is the epoch's last (``trainer.is_last_batch``)."""
     interrupted: bool = False
     """Whether the run ended by an exception (``trainer.interrupted``)."""
+    forward_only: bool = False
+    """Training batches run ``training_step`` with no zero-grad and no backward (the batch-norm epoch
+    of ``StochasticWeightAveraging``, which also accumulates over the whole epoch)."""
     evaluating: str | None = None
     """The evaluation loop running now (``"val"``, ``"test"``, ``"predict"``; also the validation in ``fit``)."""
 

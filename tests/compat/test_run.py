@@ -173,16 +173,13 @@ def test_ddp_spawn_workers_unpickle_the_scripts_classes(no_lightning, tmp_path):
 def test_missing_name_fails_on_its_import_line(no_lightning, tmp_path):
     python, path = no_lightning
     (tmp_path / "lr.py").write_text(
-        "import pytorch_lightning as pl\nfrom pytorch_lightning.callbacks import StochasticWeightAveraging\n"
+        "import pytorch_lightning as pl\nfrom pytorch_lightning.callbacks import ModelPruning\n"
     )
     proc = _run(python, ["-m", "compat.run", "lr.py"], tmp_path, pythonpath=path)
     assert proc.returncode == 1
     assert 'lr.py", line 2' in proc.stderr
-    assert (
-        "MissingNameError: `pytorch_lightning.callbacks.StochasticWeightAveraging` (pytorch_lightning 1.x)"
-        in proc.stderr
-    )
-    assert "lightning.pytorch.callbacks.StochasticWeightAveraging" in proc.stderr
+    assert "MissingNameError: `pytorch_lightning.callbacks.ModelPruning` (pytorch_lightning 1.x)" in proc.stderr
+    assert "lightning.pytorch.callbacks.ModelPruning" in proc.stderr
 
 
 def test_runpy_semantics_and_module_form(no_lightning, tmp_path):
