@@ -60,6 +60,7 @@ _CONVERT: dict[str, Callable[[Any], Any]] = {
     "gpus": parse_gpus,
     "progress_bar_refresh_rate": lambda rate: bool(rate),
     "weights_summary": lambda mode: mode is not None,
+    "reload_dataloaders_every_epoch": lambda flag: int(bool(flag)),
 }
 # Old values that mean something other than the table's target (``None``: not special).
 _SPECIAL: dict[str, Callable[[Any], dict[str, Any] | None]] = {

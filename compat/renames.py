@@ -1911,6 +1911,16 @@ RENAMES: tuple[Rename, ...] = (
     Rename(
         Kind.ARGUMENT,
         "pytorch_lightning.Trainer",
+        member="reload_dataloaders_every_epoch",
+        strategies="reload_dataloaders_every_n_epochs=...",
+        lightning="reload_dataloaders_every_n_epochs=...",
+        renamed_in="1.4",
+        automatic=False,
+        hint="True is reload_dataloaders_every_n_epochs=1, False is 0 (the default)",
+    ),
+    Rename(
+        Kind.ARGUMENT,
+        "pytorch_lightning.Trainer",
         member="weights_summary",
         strategies="enable_model_summary=...",
         lightning="enable_model_summary=...",

@@ -127,3 +127,63 @@ def apply_determinism(deterministic: bool | str | None, benchmark: bool | None) 
         benchmark = False
     if benchmark is not None:
         torch.backends.cudnn.benchmark = benchmark
+
+
+_BAREBONES_OFF = (
+    " - Checkpointing: `Trainer(enable_checkpointing=True)`",
+    " - Progress bar: `Trainer(enable_progress_bar=True)`",
+    " - Model summary: `Trainer(enable_model_summary=True)`",
+    " - Logging: `Trainer(logger=True)`, `Trainer(log_every_n_steps>0)`, `LightningModule.log(...)`, "
+    "`LightningModule.log_dict(...)`",
+    " - Sanity checking: `Trainer(num_sanity_val_steps>0)`",
+    " - Development run: `Trainer(fast_dev_run=True)`",
+    " - Anomaly detection: `Trainer(detect_anomaly=True)`",
+)
+
+
+def barebones_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``Trainer(barebones=True)``: every feature that costs speed off, as Lightning 2.6 does it.
+
+    ``options`` holds the Trainer's ``enable_checkpointing``, ``logger``, ``enable_progress_bar``,
+    ``log_every_n_steps``, ``enable_model_summary``, ``num_sanity_val_steps``, ``fast_dev_run`` and
+    ``detect_anomaly`` as given; a feature turned on explicitly is a ``ValueError`` (Lightning's
+    messages), the others come back turned off.
+    """
+    why = {
+        "enable_checkpointing": "Checkpointing can impact raw speed so it is disabled in barebones mode.",
+        "logger": "Logging can impact raw speed so it is disabled in barebones mode.",
+        "enable_progress_bar": "The progress bar can impact raw speed so it is disabled in barebones mode.",
+        "log_every_n_steps": "Logging can impact raw speed so it is disabled in barebones mode.",
+        "enable_model_summary": "Model summary can impact raw speed so it is disabled in barebones mode.",
+        "num_sanity_val_steps": "Sanity checking can impact raw speed so it is disabled in barebones mode.",
+        "fast_dev_run": "Development run is not meant for raw speed evaluation so it is disabled in barebones mode.",
+        "detect_anomaly": "Anomaly detection can impact raw speed so it is disabled in barebones mode.",
+    }
+    for name, value in options.items():
+        on = value not in (None, False, 0) if name in ("logger", "log_every_n_steps", "num_sanity_val_steps") else value
+        if on:
+            raise ValueError(f"`Trainer(barebones=True, {name}={value!r})` was passed. {why[name]}")
+    from strategies.utilities import rank_zero_info
+
+    rank_zero_info(
+        "You are running in `Trainer(barebones=True)` mode. All features that may impact raw speed have been "
+        "disabled to facilitate analyzing the Trainer overhead. Specifically, the following features are "
+        f"deactivated:{os.linesep}{os.linesep.join(_BAREBONES_OFF)}"
+    )
+    return {
+        "enable_checkpointing": False,
+        "logger": False,
+        "enable_progress_bar": False,
+        "log_every_n_steps": 0,
+        "enable_model_summary": False,
+        "num_sanity_val_steps": 0,
+        "fast_dev_run": False,
+        "detect_anomaly": False,
+    }
+
+
+def check_reload_every(value: Any) -> int:
+    """``reload_dataloaders_every_n_epochs``: an int >= 0 (0: load once)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"`reload_dataloaders_every_n_epochs={value!r}`: pass an int >= 0 (0: load the loaders once).")
+    return value

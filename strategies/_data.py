@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sized
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch.utils.data import (
@@ -35,6 +35,28 @@ def inject_distributed_sampler(loader: Any, sampler_kwargs: Mapping[str, Any] | 
     seed = int(os.environ.get("PL_GLOBAL_SEED", "0"))
     sampler: DistributedSampler[Any] = DistributedSampler(loader.dataset, shuffle=shuffle, seed=seed, **sampler_kwargs)
     options = loader_options(loader, batch_size=loader.batch_size, sampler=sampler, drop_last=loader.drop_last)
+    return DataLoader(loader.dataset, **options)
+
+
+def sequential(loader: Any, kind: str) -> Any:
+    """``loader`` reading its dataset in order (``overfit_batches``): a plain DataLoader that shuffles
+    is rebuilt with a ``SequentialSampler``, with Lightning's warning; any other loader is kept."""
+    if not isinstance(loader, DataLoader) or isinstance(loader.sampler, SequentialSampler):
+        return loader
+    if isinstance(loader.dataset, IterableDataset) or type(loader.batch_sampler) is not BatchSampler:
+        return loader
+    from strategies.utilities import rank_zero_warn
+
+    rank_zero_warn(
+        f"You requested to overfit but enabled {kind} dataloader shuffling. "
+        f"We are turning off the {kind} dataloader shuffling for you."
+    )
+    options = loader_options(
+        loader,
+        batch_size=loader.batch_size,
+        sampler=SequentialSampler(cast("Sized", loader.dataset)),
+        drop_last=loader.drop_last,
+    )
     return DataLoader(loader.dataset, **options)
 
 

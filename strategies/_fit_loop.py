@@ -27,6 +27,8 @@ class FitLoop:
         self.num_batches: int | float = _INF
         self.val_check_batch: int | float = _INF
         self.total_batch_idx = 0
+        self._train_loaded_epoch: float = -_INF
+        self._val_loaded_epoch: float = -_INF
         self.progress = bar_for(trainer, trainer.enable_progress_bar and trainer.is_global_zero)
 
     def run(self) -> None:
@@ -36,7 +38,7 @@ class FitLoop:
             self._sanity_check()
         self._setup_train_data()
         if self._validation_enabled() and self.val_data is None:
-            self.val_data = trainer.hooks.eval_loaders("val")
+            self._val_data()
         if self._done():
             return
         trainer.hooks.fire("on_train_start")
@@ -58,7 +60,7 @@ class FitLoop:
         trainer.sanity_checking = True
         with trainer.hooks.event("on_sanity_check_start"):
             trainer.hooks.callbacks("on_sanity_check_start")
-        self.val_data = trainer.hooks.eval_loaders("val")
+        self._val_data()
         if self.val_data is not None:
             limits = [min(trainer.num_sanity_val_steps, limit) for limit in self.val_data.limits]
             run_evaluation(trainer, "val", self.val_data, limits, metrics_kind="sanity")
@@ -66,9 +68,22 @@ class FitLoop:
             trainer.hooks.callbacks("on_sanity_check_end")
         trainer.sanity_checking = False
 
-    def _setup_train_data(self) -> None:
+    def _reload_due(self, loaded_epoch: float) -> bool:
+        """``reload_dataloaders_every_n_epochs``: whether loaders fetched at ``loaded_epoch`` are due again."""
+        every = self.trainer.reload_dataloaders_every_n_epochs
+        return bool(every) and self.trainer.state.epoch - loaded_epoch >= every
+
+    def _val_data(self) -> EvalLoaders | None:
+        """The validation loaders, fetched again when ``reload_dataloaders_every_n_epochs`` says so."""
+        if self.val_data is None or self._reload_due(self._val_loaded_epoch):
+            self.val_data = self.trainer.hooks.eval_loaders("val")
+            self._val_loaded_epoch = self.trainer.state.epoch
+        return self.val_data
+
+    def _setup_train_data(self, reload: bool = False) -> None:
         trainer = self.trainer
-        self.train_loader = trainer.hooks.train_loader()
+        self.train_loader = trainer.hooks.train_loader(reload=reload)
+        self._train_loaded_epoch = trainer.state.epoch
         if self.train_loader is None:
             raise ValueError(
                 "No training data: pass `train_dataloaders` to `fit`, a DataModule with `train_dataloader`, "
@@ -115,6 +130,8 @@ class FitLoop:
 
     def _epoch(self) -> None:
         trainer, state = self.trainer, self.trainer.state
+        if self._reload_due(self._train_loaded_epoch):
+            self._setup_train_data(reload=True)
         set_sampler_epoch(self.train_loader, state.epoch)
         trainer.metrics.reset("train")
         trainer.hooks.fire("on_train_epoch_start")
@@ -178,7 +195,9 @@ class FitLoop:
         if self.val_data is not None and self._should_validate(batch_idx, is_last):
             if not accumulating:
                 hooks.module("on_validation_model_zero_grad")
-            run_evaluation(trainer, "val", self.val_data)
+            val_data = self._val_data()
+            if val_data is not None:
+                run_evaluation(trainer, "val", val_data)
         if not accumulating:
             self._step_schedulers("step", plateau=True, batch_idx=batch_idx)
         self.total_batch_idx += 1

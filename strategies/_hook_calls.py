@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from strategies._data import EvalLoaders, batch_count, flatten_loaders, inject_distributed_sampler
+from strategies._data import EvalLoaders, batch_count, flatten_loaders, inject_distributed_sampler, sequential
 from strategies.callbacks import HookRecorder
 from strategies.module import DataModule, TrainModule, _has_own
 from strategies.prediction_writer import record_indices
@@ -153,12 +153,12 @@ class HookCaller:
                     loader = self.call("datamodule" if owner is trainer.datamodule else "module", owner, hook)
         return loader
 
-    def train_loader(self) -> Any:
+    def train_loader(self, reload: bool = False) -> Any:
         """The training loader, with a ``DistributedSampler`` where one is due (None without one);
-        fetched once a run (``trainer.estimated_stepping_batches`` may fetch it early) and kept in
-        ``trainer.train_dataloader``."""
+        fetched once a run (``trainer.estimated_stepping_batches`` may fetch it early; ``reload``
+        fetches it again) and kept in ``trainer.train_dataloader``."""
         trainer = self.trainer
-        if trainer._train_loader is None:
+        if trainer._train_loader is None or reload:
             loader = self.loader("train")
             trainer._train_loader = None if loader is None else self._prepared(loader, "train")
         return trainer._train_loader
@@ -180,8 +180,12 @@ class HookCaller:
 
     def _prepared(self, loader: Any, kind: str) -> Any:
         trainer = self.trainer
+        overfit = kind in ("train", "val") and trainer.overfit_batches > 0 and trainer.state.stage == "fit"
+        if overfit:
+            loader = sequential(loader, kind)
         if trainer.use_distributed_sampler:
-            loader = inject_distributed_sampler(loader, trainer.strategy.distributed_sampler_kwargs, kind == "train")
+            shuffle = kind == "train" and not overfit
+            loader = inject_distributed_sampler(loader, trainer.strategy.distributed_sampler_kwargs, shuffle)
         if kind == "predict":
             loader = record_indices(loader, trainer.callbacks)
         return loader

@@ -234,6 +234,11 @@ class TrainerMetrics:
     ) -> None:
         """Store one ``self.log`` value with Lightning's semantics (see ``TrainModule.log``)."""
         trainer = self.trainer
+        if getattr(trainer, "barebones", False):
+            raise ValueError(
+                "You are trying to `self.log()` but `Trainer(barebones=True)` is configured. Logging can impact "
+                "raw speed so it is disabled under this setting."
+            )
         self._check_new_run()
         kind = self._active[-1] if self._active else None
         fx = trainer.hooks.current_fx or LOOP_STEP_HOOK.get(kind or "")

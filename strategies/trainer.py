@@ -109,6 +109,14 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         use_distributed_sampler: give plain DataLoaders a ``DistributedSampler`` on parallel strategies.
         sync_batchnorm: turn BatchNorm layers into ``SyncBatchNorm`` before wrapping (parallel strategies).
         plugins: a ``ClusterEnvironment`` and/or a ``Precision``.
+        overfit_batches: train and validate on this many batches (an int) or this fraction (a float)
+            of each epoch, always the same ones: shuffling is turned off, with a warning.
+        detect_anomaly: run the loops under ``torch.autograd.set_detect_anomaly``.
+        barebones: turn off everything that costs speed (checkpoints, loggers and ``self.log``, the
+            progress bar, the summary, the sanity check), to measure the Trainer's own overhead;
+            turning one of them on as well is an error.
+        reload_dataloaders_every_n_epochs: fetch the training and validation loaders again every N
+            epochs (0: once a run).
         record_hooks: keep every lifecycle step and hook call in ``hook_record``.
 
     Attributes:
@@ -161,8 +169,32 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         sync_batchnorm: bool = False,
         default_root_dir: str | os.PathLike[str] | None = None,
         plugins: list[Any] | None = None,
+        overfit_batches: float = 0.0,
+        detect_anomaly: bool = False,
+        barebones: bool = False,
+        reload_dataloaders_every_n_epochs: int = 0,
         record_hooks: bool = False,
     ) -> None:
+        self.barebones = bool(barebones)
+        if self.barebones:
+            off = _arguments.barebones_options(
+                {
+                    "enable_checkpointing": enable_checkpointing,
+                    "logger": logger,
+                    "enable_progress_bar": enable_progress_bar,
+                    "log_every_n_steps": log_every_n_steps,
+                    "enable_model_summary": enable_model_summary,
+                    "num_sanity_val_steps": num_sanity_val_steps,
+                    "fast_dev_run": fast_dev_run,
+                    "detect_anomaly": detect_anomaly,
+                }
+            )
+            enable_checkpointing, logger, enable_progress_bar = off["enable_checkpointing"], off["logger"], False
+            log_every_n_steps, enable_model_summary, num_sanity_val_steps = 0, False, 0
+        self.detect_anomaly = bool(detect_anomaly)
+        self.reload_dataloaders_every_n_epochs = _arguments.check_reload_every(reload_dataloaders_every_n_epochs)
+        overfit = _arguments.batch_limit(overfit_batches, "overfit_batches")
+        self.overfit_batches: int | float = 0.0 if overfit is None else overfit
         _preflight.check_max_epochs(max_epochs)
         _arguments.check_steps_and_epochs(max_steps, min_steps, min_epochs)
         _arguments.check_val_schedule(val_check_interval, check_val_every_n_epoch)
@@ -270,6 +302,8 @@ class Trainer(_TrainerProperties, _LoggerProperties):
             self.limits = dict.fromkeys(self.limits, n)
             self.max_steps, self.max_epochs, self.num_sanity_val_steps = n, 1, 0
             self.val_check_interval, self.check_val_every_n_epoch = 1.0, 1
+        if self.overfit_batches:  # the same batches each epoch, for training and for validation (Lightning's)
+            self.limits["train"] = self.limits["val"] = self.overfit_batches
 
     def _check_strategy_support(self) -> None:
         from strategies.deepspeed import DeepSpeedStrategy
@@ -471,7 +505,13 @@ class Trainer(_TrainerProperties, _LoggerProperties):
             if ckpt_path is not None:
                 restore_checkpoint(self, ckpt_path)
             self._on_fit_start()
-            result = self._run_stage(stage)
+            if self.barebones and stage == "fit":
+                rank_zero_info(
+                    "`Trainer(barebones=True)` started running. The progress bar is disabled so you might want to "
+                    "manually print the progress in your model."
+                )
+            with torch.autograd.set_detect_anomaly(self.detect_anomaly):
+                result = self._run_stage(stage)
         except BaseException as exception:
             self.state.interrupted = True
             self._on_exception(exception)

@@ -154,6 +154,7 @@ TRAINER_KWARGS = {
     "precision",
     "enable_progress_bar",
     "use_distributed_sampler",
+    "reload_dataloaders_every_n_epochs",
     # Lightning 2.x arguments compat maps old ones to; compat.Trainer refuses them (listing the old
     # argument) while strategies.Trainer does not take them, except for the value strategies implies.
     "enable_checkpointing",

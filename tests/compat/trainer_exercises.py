@@ -106,6 +106,11 @@ def weights_summary(entry: Rename, check: Check, fit: Callable) -> None:
         assert "enable_model_summary=True" in str(_refused(entry, weights_summary="top"))
 
 
+def reload_dataloaders_every_epoch(entry: Rename, check: Check, fit: Callable) -> None:
+    assert _build(entry, check, reload_dataloaders_every_epoch=True).reload_dataloaders_every_n_epochs == 1
+    assert _quiet(lambda: compat.Trainer(reload_dataloaders_every_epoch=False)).reload_dataloaders_every_n_epochs == 0
+
+
 def amp_backend(entry: Rename, check: Check, fit: Callable) -> None:
     _build(entry, check, amp_backend="native")
     _refused_with_hint(entry, amp_backend="apex")
@@ -128,6 +133,7 @@ EXERCISES: dict[str, Callable[..., None]] = {
     "resume_from_checkpoint": resume_from_checkpoint,
     "progress_bar_refresh_rate": progress_bar_refresh_rate,
     "weights_summary": weights_summary,
+    "reload_dataloaders_every_epoch": reload_dataloaders_every_epoch,
     "amp_backend": amp_backend,
     "amp_level": refused,
     "flush_logs_every_n_steps": refused,
