@@ -37,7 +37,7 @@ class CheckNewSignaturesCommand(RuleCommand):
         from pytorch_lightning.plugins import DDPPlugin
 
         strategy = DDPPlugin(ddp_comm_hook=hook, find_unused_parameters=True)
-        trainer = Trainer(max_epochs=3, profiler="simple", **overrides)
+        trainer = Trainer(max_epochs=3, track_grad_norm=2, **overrides)
 
     After::
 
@@ -46,9 +46,9 @@ class CheckNewSignaturesCommand(RuleCommand):
 
         # TODO(compat.migrate): CM008 `DDPStrategy` takes no `ddp_comm_hook=` (it would reach ...
         strategy = DDPPlugin(ddp_comm_hook=hook, find_unused_parameters=True)
-        # TODO(compat.migrate): CM008 `Trainer` takes no `profiler=`: remove it or find where ...
+        # TODO(compat.migrate): CM008 `Trainer` takes no `track_grad_norm=`: remove it or find where ...
         # TODO(compat.migrate): CM008 `**overrides`: keywords that `Trainer` does not take ...
-        trainer = Trainer(max_epochs=3, profiler="simple", **overrides)
+        trainer = Trainer(max_epochs=3, track_grad_norm=2, **overrides)
     """
 
     RULE = Rule.CM008

@@ -35,6 +35,7 @@ from strategies.on_exception_checkpoint import OnExceptionCheckpoint
 from strategies.parallel import ParallelStrategy
 from strategies.precision import DoublePrecision, HalfPrecision, MixedPrecision, Precision
 from strategies.prediction_writer import BasePredictionWriter
+from strategies.profilers import AdvancedProfiler, PassThroughProfiler, Profiler, SimpleProfiler
 from strategies.registry import StrategyRegistry
 from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
@@ -114,6 +115,10 @@ __all__ = [
     "ModelCheckpoint",
     "ModelSummary",
     "OnExceptionCheckpoint",
+    "AdvancedProfiler",
+    "PassThroughProfiler",
+    "Profiler",
+    "SimpleProfiler",
     "StochasticWeightAveraging",
     "TensorBoardLogger",
     "TQDMProgressBar",

@@ -138,6 +138,7 @@ _BAREBONES_OFF = (
     " - Sanity checking: `Trainer(num_sanity_val_steps>0)`",
     " - Development run: `Trainer(fast_dev_run=True)`",
     " - Anomaly detection: `Trainer(detect_anomaly=True)`",
+    " - Profiling: `Trainer(profiler=...)`",
 )
 
 
@@ -158,9 +159,11 @@ def barebones_options(options: dict[str, Any]) -> dict[str, Any]:
         "num_sanity_val_steps": "Sanity checking can impact raw speed so it is disabled in barebones mode.",
         "fast_dev_run": "Development run is not meant for raw speed evaluation so it is disabled in barebones mode.",
         "detect_anomaly": "Anomaly detection can impact raw speed so it is disabled in barebones mode.",
+        "profiler": "Profiling can impact raw speed so it is disabled in barebones mode.",
     }
     for name, value in options.items():
-        on = value not in (None, False, 0) if name in ("logger", "log_every_n_steps", "num_sanity_val_steps") else value
+        explicit = ("logger", "log_every_n_steps", "num_sanity_val_steps", "profiler")
+        on = value not in (None, False, 0) if name in explicit else value
         if on:
             raise ValueError(f"`Trainer(barebones=True, {name}={value!r})` was passed. {why[name]}")
     from strategies.utilities import rank_zero_info
@@ -179,6 +182,7 @@ def barebones_options(options: dict[str, Any]) -> dict[str, Any]:
         "num_sanity_val_steps": 0,
         "fast_dev_run": False,
         "detect_anomaly": False,
+        "profiler": None,
     }
 
 

@@ -15,6 +15,7 @@ from strategies._data import EvalLoaders, apply_to_tensors
 from strategies._hook_calls import check_dataloader_idx
 from strategies._progress import bar_for
 from strategies.prediction_writer import IndexRecorder, writers_need
+from strategies.profilers import Profiler
 
 if TYPE_CHECKING:
     from strategies.trainer import Trainer
@@ -23,13 +24,23 @@ _STEP = {"val": "validation_step", "test": "test_step", "predict": "predict_step
 _HOOK = {"val": "validation", "test": "test", "predict": "predict"}
 
 
-def batches(loader: Iterable[Any], limit: float) -> Iterator[tuple[int, Any, bool]]:
-    """``(batch_idx, batch, is_last)`` for at most ``limit`` batches; one batch is read ahead to know the last."""
+def batches(
+    loader: Iterable[Any], limit: float, profiler: Profiler | None = None, action: str = ""
+) -> Iterator[tuple[int, Any, bool]]:
+    """``(batch_idx, batch, is_last)`` for at most ``limit`` batches; one batch is read ahead to know
+    the last. Each fetch is the ``profiler``'s ``action`` (Lightning's ``..._next`` names)."""
     if limit <= 0:
         return
     iterator = iter(loader)
+
+    def fetch() -> Any:
+        if profiler is None:
+            return next(iterator)
+        with profiler.profile(action):
+            return next(iterator)
+
     try:
-        upcoming = next(iterator)
+        upcoming = fetch()
     except StopIteration:
         return
     batch_idx = 0
@@ -38,7 +49,7 @@ def batches(loader: Iterable[Any], limit: float) -> Iterator[tuple[int, Any, boo
         last = batch_idx + 1 >= limit
         if not last:
             try:
-                upcoming = next(iterator)
+                upcoming = fetch()
             except StopIteration:
                 last = True
         yield batch_idx, batch, last
@@ -116,7 +127,8 @@ def _run_batches(
     total = None if limit == float("inf") else int(limit)
     extra = (dataloader_idx,) if several else ()
     writing.start(dataloader_idx)
-    for batch_idx, batch, _ in batches(loader, limit):
+    action = "[_PredictionLoop].predict_next" if kind == "predict" else f"[_EvaluationLoop].{kind}_next"
+    for batch_idx, batch, _ in batches(loader, limit, trainer.hooks.active_profiler, action):
         batch = trainer.metrics.current_batch = hooks.transfer_batch(batch, dataloader_idx)
         hooks.fire(f"on_{name}_batch_start", batch, batch_idx, *extra)
         writing.before_step(batch_idx)

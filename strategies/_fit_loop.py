@@ -43,7 +43,8 @@ class FitLoop:
             return
         trainer.hooks.fire("on_train_start")
         while not self._done():
-            self._epoch()
+            with trainer.profiler.profile("run_training_epoch"):
+                self._epoch()
         self.progress.close()
         trainer.hooks.fire("on_train_end")
 
@@ -136,7 +137,9 @@ class FitLoop:
         trainer.metrics.reset("train")
         trainer.hooks.fire("on_train_epoch_start")
         skip, finished = state.step_in_epoch, False
-        for batch_idx, batch, is_last in batches(self.train_loader, self.num_batches):
+        profiler = trainer.hooks.active_profiler
+        fetch = "[_TrainingEpochLoop].train_dataloader_next"
+        for batch_idx, batch, is_last in batches(self.train_loader, self.num_batches, profiler, fetch):
             if batch_idx < skip:
                 finished = is_last
                 continue
@@ -175,10 +178,11 @@ class FitLoop:
         if hooks.fire("on_train_batch_start", batch, batch_idx) == -1:
             return True
         accumulating = (batch_idx + 1) % trainer.accumulate_grad_batches != 0 and not is_last
-        if trainer.strategy.module.automatic_optimization:
-            output = automatic_step(trainer, batch, batch_idx, accumulating)
-        else:
-            output = manual_step(trainer, batch, batch_idx)
+        with trainer.profiler.profile("run_training_batch"):
+            if trainer.strategy.module.automatic_optimization:
+                output = automatic_step(trainer, batch, batch_idx, accumulating)
+            else:
+                output = manual_step(trainer, batch, batch_idx)
         if not accumulating:
             self._step_schedulers("step", plateau=False, batch_idx=batch_idx)
         if is_last:

@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from strategies._data import EvalLoaders, batch_count, flatten_loaders, inject_distributed_sampler, sequential
-from strategies.callbacks import HookRecorder
+from strategies.callbacks import Callback, HookRecorder
 from strategies.module import DataModule, TrainModule, _has_own
 from strategies.prediction_writer import record_indices
+from strategies.profilers import PassThroughProfiler, Profiler
 
 if TYPE_CHECKING:
     import torch
@@ -51,6 +52,7 @@ class HookCaller:
         self.recorder: HookRecorder | None = HookRecorder() if record_hooks else None
         self.current_fx: str | None = None
         """The hook running now (the innermost), or None between hooks."""
+        self._profiler: Profiler | None = None
 
     # -- the extension points -------------------------------------------------------------------
 
@@ -85,9 +87,21 @@ class HookCaller:
         self.record(f"{owner}.{hook}")
         previous, self.current_fx = self.current_fx, hook
         try:
-            return getattr(obj, hook)(*args, **kwargs)
+            if self._profiler is None:
+                return getattr(obj, hook)(*args, **kwargs)
+            with self._profiler.profile(action_name(obj, hook)):
+                return getattr(obj, hook)(*args, **kwargs)
         finally:
             self.current_fx = previous
+
+    @property
+    def active_profiler(self) -> Profiler | None:
+        """The profiler timing the hook calls (and the loops' batch fetches), None when not profiling."""
+        return self._profiler
+
+    def profile(self, profiler: Profiler) -> None:
+        """Time every hook call with ``profiler`` from now on (a ``PassThroughProfiler``: none)."""
+        self._profiler = None if isinstance(profiler, PassThroughProfiler) else profiler
 
     def module(self, hook: str, *args: Any, **kwargs: Any) -> Any:
         """The module's ``hook``."""
@@ -268,3 +282,16 @@ def _requires_dataloader_idx(function: Any) -> bool:
 _TAKES_BATCH_IDX: dict[Any, bool] = {}
 _STEP_NAME = {"val": "validation_step", "test": "test_step", "predict": "predict_step"}
 _HOOK_NAME = {"val": "validation", "test": "test", "predict": "predict"}
+
+
+def action_name(obj: Any, hook: str) -> str:
+    """The profiler's name for ``obj.hook``, as Lightning names it (``[Callback]<state_key>.hook``, ...)."""
+    from strategies.strategy import Strategy
+
+    if isinstance(obj, Strategy):
+        return f"[Strategy]{type(obj).__name__}.{hook}"
+    if isinstance(obj, Callback):
+        return f"[Callback]{obj.state_key}.{hook}"
+    if isinstance(obj, DataModule):
+        return f"[LightningDataModule]{type(obj).__name__}.{hook}"
+    return f"[LightningModule]{type(obj).__name__}.{hook}"

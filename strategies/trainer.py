@@ -29,6 +29,7 @@ from strategies.module import DataModule, TrainModule, _has_own
 from strategies.parallel import ParallelStrategy
 from strategies.precision import Precision
 from strategies.prediction_writer import PredictLoop
+from strategies.profilers import resolve_profiler
 from strategies.registry import StrategyRegistry
 from strategies.strategy import Strategy
 from strategies.timer import Timer
@@ -111,6 +112,8 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         plugins: a ``ClusterEnvironment`` and/or a ``Precision``.
         overfit_batches: train and validate on this many batches (an int) or this fraction (a float)
             of each epoch, always the same ones: shuffling is turned off, with a warning.
+        profiler: ``"simple"``, ``"advanced"`` or a ``strategies.Profiler``: time each hook, step and
+            batch fetch, and report when a run ends (None: no profiling).
         detect_anomaly: run the loops under ``torch.autograd.set_detect_anomaly``.
         barebones: turn off everything that costs speed (checkpoints, loggers and ``self.log``, the
             progress bar, the summary, the sanity check), to measure the Trainer's own overhead;
@@ -170,6 +173,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         default_root_dir: str | os.PathLike[str] | None = None,
         plugins: list[Any] | None = None,
         overfit_batches: float = 0.0,
+        profiler: Any = None,
         detect_anomaly: bool = False,
         barebones: bool = False,
         reload_dataloaders_every_n_epochs: int = 0,
@@ -187,11 +191,13 @@ class Trainer(_TrainerProperties, _LoggerProperties):
                     "num_sanity_val_steps": num_sanity_val_steps,
                     "fast_dev_run": fast_dev_run,
                     "detect_anomaly": detect_anomaly,
+                    "profiler": profiler,
                 }
             )
             enable_checkpointing, logger, enable_progress_bar = off["enable_checkpointing"], off["logger"], False
             log_every_n_steps, enable_model_summary, num_sanity_val_steps = 0, False, 0
         self.detect_anomaly = bool(detect_anomaly)
+        self.profiler = resolve_profiler(profiler)
         self.reload_dataloaders_every_n_epochs = _arguments.check_reload_every(reload_dataloaders_every_n_epochs)
         overfit = _arguments.batch_limit(overfit_batches, "overfit_batches")
         self.overfit_batches: int | float = 0.0 if overfit is None else overfit
@@ -417,8 +423,9 @@ class Trainer(_TrainerProperties, _LoggerProperties):
 
     def save_checkpoint(self, path: str | os.PathLike[str]) -> None:
         """Save weights, optimizer and loop state to ``path`` (written by rank 0; all ranks call it)."""
-        self.strategy.save_checkpoint(dump_checkpoint(self), path)
-        self.strategy.barrier("save_checkpoint")
+        with self.profiler.profile("save_checkpoint"):
+            self.strategy.save_checkpoint(dump_checkpoint(self), path)
+            self.strategy.barrier("save_checkpoint")
 
     @property
     def ckpt_path(self) -> Any:
@@ -486,6 +493,8 @@ class Trainer(_TrainerProperties, _LoggerProperties):
     ) -> Any:
         self._start_run(stage, model, loaders, datamodule)
         strategy, hooks = self.strategy, self.hooks
+        self.profiler.setup(stage, self.local_rank if self.world_size > 1 else None, self.log_dir)
+        hooks.profile(self.profiler)
         hooks.record("strategy.connect")
         strategy.connect(model)
         self._attach_module_callbacks()
@@ -521,6 +530,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self._teardown_strategy()
         self._on_fit_end()
         self._teardown_hooks(stage)
+        self.profiler.describe()
         return result
 
     def _start_run(

@@ -28,6 +28,12 @@ __all__ = ["rank_zero_debug", "rank_zero_deprecation", "rank_zero_info", "rank_z
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 log = logging.getLogger("strategies")
+# As Lightning does for its own logger: rank_zero_info and the profilers' reports show at INFO on
+# stderr, unless the program configured logging itself (then its handlers decide).
+log.setLevel(logging.INFO)
+if not logging.getLogger().hasHandlers():
+    log.addHandler(logging.StreamHandler())
+    log.propagate = False
 _RANK_VARIABLES = ("RANK", "SLURM_PROCID", "LOCAL_RANK", "JSM_NAMESPACE_RANK")
 
 
