@@ -19,6 +19,7 @@ from strategies.callbacks import Callback, HookCall, HookRecorder
 from strategies.ddp import DDPStrategy
 from strategies.ddp_spawn import DDPSpawnStrategy
 from strategies.deepspeed import DeepSpeedStrategy
+from strategies.device_stats import DeviceStatsMonitor
 from strategies.dp import DataParallelStrategy
 from strategies.early_stopping import EarlyStopping
 from strategies.environments import ClusterEnvironment, LocalEnvironment, SLURMEnvironment, TorchElasticEnvironment
@@ -115,6 +116,7 @@ __all__ = [
     "ModelCheckpoint",
     "ModelSummary",
     "OnExceptionCheckpoint",
+    "DeviceStatsMonitor",
     "AdvancedProfiler",
     "PassThroughProfiler",
     "Profiler",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import Any
 
 import torch
 
@@ -34,6 +35,10 @@ class Accelerator(ABC):
     @abstractmethod
     def get_parallel_devices(self, devices: int | list[int]) -> list[torch.device]:
         """The ``torch.device`` of each local rank."""
+
+    def get_device_stats(self, device: torch.device) -> dict[str, Any]:
+        """Statistics of ``device`` for ``DeviceStatsMonitor`` (none by default)."""
+        return {}
 
     def teardown(self) -> None:  # noqa: B027 (an optional hook: the base does nothing)
         """Release what ``setup_device`` took."""

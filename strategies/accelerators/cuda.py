@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from typing_extensions import override
 
@@ -41,5 +43,10 @@ class CUDAAccelerator(Accelerator):
         return [torch.device("cuda", i) for i in indices]
 
     @override
+    @override
+    def get_device_stats(self, device: torch.device) -> dict[str, Any]:
+        """``torch.cuda.memory_stats(device)``: the caching allocator's counters (bytes, allocations, OOMs)."""
+        return dict(torch.cuda.memory_stats(device))
+
     def teardown(self) -> None:
         torch.cuda.empty_cache()

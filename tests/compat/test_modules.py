@@ -31,6 +31,7 @@ WORKS = {
         "BaseFinetuning",
         "BasePredictionWriter",
         "Callback",
+        "DeviceStatsMonitor",
         "EarlyStopping",
         "GradientAccumulationScheduler",
         "LambdaCallback",
