@@ -38,6 +38,7 @@ from strategies.precision import DoublePrecision, HalfPrecision, MixedPrecision,
 from strategies.prediction_writer import BasePredictionWriter
 from strategies.profilers import AdvancedProfiler, PassThroughProfiler, Profiler, SimpleProfiler
 from strategies.registry import StrategyRegistry
+from strategies.rich_progress import RichModelSummary, RichProgressBar, RichProgressBarTheme
 from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
 from strategies.swa import StochasticWeightAveraging
@@ -116,6 +117,9 @@ __all__ = [
     "ModelCheckpoint",
     "ModelSummary",
     "OnExceptionCheckpoint",
+    "RichModelSummary",
+    "RichProgressBar",
+    "RichProgressBarTheme",
     "DeviceStatsMonitor",
     "AdvancedProfiler",
     "PassThroughProfiler",

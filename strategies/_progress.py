@@ -91,6 +91,8 @@ class TQDMProgressBar(Callback):
         ValueError: at ``Trainer(...)``, with ``enable_progress_bar=False`` (Lightning's rule).
     """
 
+    _is_progress_bar = True
+
     def __init__(self, refresh_rate: int = 1, process_position: int = 0, leave: bool = False) -> None:
         for name, value in (("refresh_rate", refresh_rate), ("process_position", process_position)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -116,9 +118,12 @@ class TQDMProgressBar(Callback):
         return self._refresh_rate > 0
 
 
-def bar_for(trainer: Any, enabled: bool) -> ProgressBar:
-    """The bar a loop draws: the trainer's setting, with a ``TQDMProgressBar`` callback's options."""
-    settings = next((cb for cb in trainer.callbacks if isinstance(cb, TQDMProgressBar)), None)
+def bar_for(trainer: Any, enabled: bool) -> Any:
+    """The bar a loop draws: the trainer's setting, with a ``TQDMProgressBar`` callback's options, or
+    a ``RichProgressBar``'s bar (``update``/``close``)."""
+    settings = next((cb for cb in trainer.callbacks if getattr(cb, "_is_progress_bar", False)), None)
     if settings is None:
         return ProgressBar(enabled)
+    if not isinstance(settings, TQDMProgressBar):
+        return settings.bar(enabled)
     return ProgressBar(enabled, settings.refresh_rate, settings.process_position, settings._leave)

@@ -196,10 +196,9 @@ class _TrainerProperties:
 
     @property
     def progress_bar_callback(self) -> Any:
-        """The ``TQDMProgressBar`` in ``callbacks``, or None (the default bar is drawn by the Trainer)."""
-        from strategies._progress import TQDMProgressBar
-
-        return next((cb for cb in self.callbacks if isinstance(cb, TQDMProgressBar)), None)
+        """The ``TQDMProgressBar`` or ``RichProgressBar`` in ``callbacks``, or None (the default bar is drawn
+        by the Trainer)."""
+        return next((cb for cb in self.callbacks if getattr(cb, "_is_progress_bar", False)), None)
 
     def print(self, *args: Any, **kwargs: Any) -> None:
         """``print`` on local rank 0 only."""

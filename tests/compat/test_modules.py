@@ -38,6 +38,8 @@ WORKS = {
         "LearningRateMonitor",
         "ModelCheckpoint",
         "ModelSummary",
+        "RichModelSummary",
+        "RichProgressBar",
         "TQDMProgressBar",
         "Timer",
         "StochasticWeightAveraging",
