@@ -35,6 +35,7 @@ from strategies._metrics import (
     _Options,
     _Results,
     batch_size_of,
+    is_metric,
     parse_reduce_fx,
     resolve_levels,
     to_tensor,
@@ -208,6 +209,7 @@ class TrainerMetrics:
         self._seen_global_step = 0
         self._eval_batches: dict[tuple[str, int | None], int] = {}
         self._loader_outputs: list[dict[str, torch.Tensor]] = []
+        self._sanity_metrics: list[Any] = []
         self.dataloader_idx: int | None = None
         """The evaluation loader whose batches run now, when there are several (None otherwise)."""
         self._logged_hparams: dict[str, Any] | None = None
@@ -248,7 +250,8 @@ class TrainerMetrics:
                 "epoch hook, or call `trainer.logger.log_metrics(...)`."
             )
         step, epoch = resolve_levels(fx, kind, name, on_step, on_epoch)
-        tensor = to_tensor(value, name, enable_graph)
+        metric = is_metric(value)
+        tensor = None if metric else to_tensor(value, name, enable_graph)
         if logger and not trainer.loggers:
             self._warn_once(
                 f"no-logger:{name}",
@@ -256,6 +259,8 @@ class TrainerMetrics:
                 "pass `Trainer(logger=CSVLogger(...))` or another logger.",
             )
         if kind == "sanity":
+            if is_metric(value):  # its state from the sanity batches goes, as Lightning resets it after them
+                self._sanity_metrics.append(value)
             return
         options = _Options(
             prog_bar=bool(prog_bar),
@@ -263,14 +268,18 @@ class TrainerMetrics:
             on_step=step,
             on_epoch=epoch,
             reduce_fx=parse_reduce_fx(reduce_fx, name),
-            sync=bool(sync_dist) and not rank_zero_only and trainer.strategy.world_size > 1,
+            # A Metric syncs itself (torchmetrics' `compute`): `sync_dist` is not for it, as in Lightning.
+            sync=bool(sync_dist) and not rank_zero_only and trainer.strategy.world_size > 1 and not metric,
         )
         results = self._results.setdefault(kind or _kind_of_hook(fx), _Results())
         loader = self.dataloader_idx if kind in ("val", "test") else None
         entry = results.entry(fx, name, options, loader, add_dataloader_idx)
-        if batch_size is None and epoch and options.reduce_fx == "mean":
-            batch_size = batch_size_of(self.current_batch)
-        entry.update(tensor, int(batch_size or 1), self._sync)
+        if tensor is None:
+            entry.update_metric(value)
+        else:
+            if batch_size is None and epoch and options.reduce_fx == "mean":
+                batch_size = batch_size_of(self.current_batch)
+            entry.update(tensor, int(batch_size or 1), self._sync)
         if step and entry.last is not None:
             shown = entry.names()[0]
             if options.logger:
@@ -378,6 +387,10 @@ class TrainerMetrics:
             self._active.pop()
         results = self._results.pop(kind, None)
         outputs, self._loader_outputs, self.dataloader_idx = self._loader_outputs or [{}], [], None
+        if kind == "sanity":
+            for metric in self._sanity_metrics:
+                metric.reset()
+            self._sanity_metrics = []
         if kind == "sanity" or results is None:
             return [{} for _ in outputs]
         if self.trainer.strategy.world_size > 1:
@@ -393,6 +406,8 @@ class TrainerMetrics:
         self.progress_bar_metrics.update(pbar)
         for output in outputs:
             output.update(logged)
+        for entry in results.entries.values():
+            entry.reset_metric()
         row: dict[str, torch.Tensor] = {}
         for output in reversed(outputs):  # the first loader's value wins a shared name, as in Lightning
             row.update(output)

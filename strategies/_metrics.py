@@ -187,8 +187,8 @@ def to_tensor(value: Any, name: str, enable_graph: bool) -> torch.Tensor:
         raise TypeError(f"`self.log({name!r}, value)` got a dict: use `self.log_dict(value)` instead.")
     else:
         raise TypeError(
-            f"`self.log({name!r}, value)` got a `{type(value).__name__}`: log a number or a one-element tensor "
-            "(for a torchmetrics `Metric`, log `metric.compute()` at the end of the epoch)."
+            f"`self.log({name!r}, value)` got a `{type(value).__name__}`: log a number, a one-element tensor "
+            "or a torchmetrics `Metric`."
         )
     tensor = tensor.squeeze()
     return tensor if tensor.dtype in (torch.float32, torch.float64) else tensor.float()
@@ -224,7 +224,7 @@ class _Options:
 class _Entry:
     """One logged name of one hook (and one loader): its latest step value and its epoch aggregate."""
 
-    __slots__ = ("computed", "dataloader_idx", "last", "name", "options", "suffix", "total", "weight")
+    __slots__ = ("computed", "dataloader_idx", "last", "metric", "name", "options", "suffix", "total", "weight")
 
     def __init__(self, name: str, options: _Options, dataloader_idx: int | None = None, suffix: str = "") -> None:
         self.name = name
@@ -237,6 +237,8 @@ class _Entry:
         self.total: torch.Tensor | None = None
         self.weight = 0.0
         self.computed: torch.Tensor | None = None
+        self.metric: Any = None
+        """A torchmetrics ``Metric`` logged as the value: it keeps its own state and reduces (and syncs) it."""
 
     @property
     def shown_name(self) -> str:
@@ -270,6 +272,20 @@ class _Entry:
             extreme = torch.maximum if opts.reduce_fx == "max" else torch.minimum
             self.total = extreme(self.total, value)
 
+    def update_metric(self, metric: Any) -> None:
+        """Log a torchmetrics ``Metric``: its last ``forward`` value per step (``_forward_cache``, none
+        after ``update`` alone), its ``compute()`` per epoch, as Lightning logs one."""
+        self.metric = metric
+        self.computed = None
+        if self.options.on_step:
+            cache = getattr(metric, "_forward_cache", None)
+            self.last = cache.detach() if isinstance(cache, torch.Tensor) else None
+
+    def reset_metric(self) -> None:
+        """The epoch is over: the ``Metric`` starts afresh (Lightning resets it then)."""
+        if self.metric is not None:
+            self.metric.reset()
+
     def compute(self, sync: Callable[[torch.Tensor, str], torch.Tensor]) -> torch.Tensor | None:
         """The epoch value; with ``sync_dist`` over all ranks (means weighted by every rank's batch sizes).
 
@@ -281,6 +297,14 @@ class _Entry:
         return self.computed
 
     def _compute(self, sync: Callable[[torch.Tensor, str], torch.Tensor]) -> torch.Tensor | None:
+        if self.metric is not None:
+            value = self.metric.compute()  # torchmetrics syncs its own state over the ranks
+            if not isinstance(value, torch.Tensor):
+                raise ValueError(
+                    f"The `.compute()` return of the metric logged as {self.name!r} must be a tensor; found "
+                    f"{type(value).__name__}. Log the entries of a dict-valued metric one by one."
+                )
+            return value.detach()
         if self.total is None:
             return None
         opts = self.options
@@ -354,7 +378,7 @@ class _Results:
 
     def unsynced_epoch_names(self) -> list[str]:
         """Names aggregated per epoch without ``sync_dist`` (Lightning warns about them on several ranks)."""
-        return [e.name for e in self.entries.values() if e.options.on_epoch and not e.options.sync]
+        return [e.name for e in self.entries.values() if e.options.on_epoch and not e.options.sync and e.metric is None]
 
 
 def _place(
@@ -372,3 +396,11 @@ def _place(
         callback[shown] = value
     if entry.options.prog_bar:
         pbar[shown] = value
+
+
+def is_metric(value: Any) -> bool:
+    """Whether ``value`` is a torchmetrics ``Metric`` (without importing torchmetrics when it is not loaded)."""
+    import sys
+
+    module = sys.modules.get("torchmetrics")
+    return module is not None and isinstance(value, module.Metric)

@@ -152,8 +152,11 @@ class TrainModule(_Hyperparameters, ModuleTools, _ModelHooks, _DataHooks, _Check
     ) -> None:
         """Log a metric as Lightning does (``trainer.callback_metrics``, loggers, the progress bar).
 
-        ``on_step``/``on_epoch`` default by hook: per step in ``training_step``, per epoch (the mean,
-        or ``reduce_fx``) in evaluation; ``sync_dist=True`` reduces the epoch value over ranks.
+        ``value`` is a number, a one-element tensor or a torchmetrics ``Metric`` (its forward value
+        per step, its ``compute()`` per epoch). ``on_step``/``on_epoch`` default by hook: per step in
+        ``training_step``, per epoch (the mean, or ``reduce_fx``) in evaluation; ``sync_dist=True``
+        reduces the epoch value over ranks. With several evaluation loaders the name gets
+        ``/dataloader_idx_N`` (``add_dataloader_idx``).
         """
         if self._trainer is None:
             warnings.warn(f"`self.log({name!r}, ...)` outside a Trainer run does nothing.", stacklevel=2)
