@@ -26,3 +26,16 @@ def seed_everything(seed: int = 0, workers: bool = False) -> int:
         numpy.random.seed(seed % 2**32)
     torch.manual_seed(seed)
     return seed
+
+
+def reset_seed() -> None:
+    """Seed again with what ``seed_everything`` set (``PL_GLOBAL_SEED``; nothing when it was never called).
+
+    The parallel strategies call it in every process when they set up the process group, as
+    Lightning's do, so each rank's random stream in the loops starts from the seed, whatever the
+    program drew before ``fit`` (the model's initialisation, a launcher's re-execution).
+    """
+    seed = os.environ.get("PL_GLOBAL_SEED")
+    if seed is None:
+        return
+    seed_everything(int(seed), workers=bool(int(os.environ.get("PL_SEED_WORKERS", "0"))))

@@ -142,7 +142,11 @@ class ParallelStrategy(Strategy, ABC):
         super().setup_environment()
 
     def setup_distributed(self) -> None:
-        """Set the ranks from the cluster environment and initialise the process group once."""
+        """Seed again (``reset_seed``, as Lightning), set the ranks from the cluster environment and
+        initialise the process group once."""
+        from strategies._seed import reset_seed
+
+        reset_seed()
         env = self.cluster_environment
         if env is None:
             raise RuntimeError("No cluster environment: the Trainer sets one before `setup_environment`.")
