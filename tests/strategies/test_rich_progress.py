@@ -14,7 +14,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from strategies import RichModelSummary, RichProgressBar, RichProgressBarTheme, TrainModule
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("rich") is None, reason="needs rich (the rich extra)")
+needs_rich = pytest.mark.skipif(importlib.util.find_spec("rich") is None, reason="needs rich (the rich extra)")
 X, Y = torch.randn(16, 4), torch.randn(16, 1)
 
 
@@ -45,6 +45,7 @@ class _Terminal(io.StringIO):
         return True
 
 
+@needs_rich
 def test_the_rich_bar_draws_each_epoch_with_the_prog_bar_metrics(monkeypatch) -> None:
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stdout", terminal)
@@ -57,6 +58,7 @@ def test_the_rich_bar_draws_each_epoch_with_the_prog_bar_metrics(monkeypatch) ->
     assert bar._progress is None, "the live display was left running"
 
 
+@needs_rich
 def test_a_redirected_stdout_gets_no_bar_and_the_arguments_are_checked(capsys) -> None:
     quiet_trainer(max_epochs=1, enable_progress_bar=True, callbacks=[RichProgressBar()]).fit(_Module(), _loader())
     assert capsys.readouterr().out == ""
@@ -67,6 +69,7 @@ def test_a_redirected_stdout_gets_no_bar_and_the_arguments_are_checked(capsys) -
     assert RichProgressBarTheme().metrics_format == ".3f"
 
 
+@needs_rich
 def test_the_rich_summary_lists_the_layers_to_the_depth_asked(capsys) -> None:
     quiet_trainer(max_steps=1, callbacks=[RichModelSummary(max_depth=2)]).fit(_Module(), _loader())
     out = capsys.readouterr().out
