@@ -142,13 +142,13 @@ _BAREBONES_OFF = (
 )
 
 
-def barebones_options(options: dict[str, Any]) -> dict[str, Any]:
-    """``Trainer(barebones=True)``: every feature that costs speed off, as Lightning 2.6 does it.
+def check_barebones(options: dict[str, Any]) -> None:
+    """``Trainer(barebones=True)``: every feature that costs speed must be left off, as Lightning 2.6 says.
 
     ``options`` holds the Trainer's ``enable_checkpointing``, ``logger``, ``enable_progress_bar``,
-    ``log_every_n_steps``, ``enable_model_summary``, ``num_sanity_val_steps``, ``fast_dev_run`` and
-    ``detect_anomaly`` as given; a feature turned on explicitly is a ``ValueError`` (Lightning's
-    messages), the others come back turned off.
+    ``log_every_n_steps``, ``enable_model_summary``, ``num_sanity_val_steps``, ``fast_dev_run``,
+    ``detect_anomaly`` and ``profiler`` as given; one turned on explicitly is a ``ValueError``
+    (Lightning's messages). Then Lightning's note on what is off is logged; the Trainer turns them off.
     """
     why = {
         "enable_checkpointing": "Checkpointing can impact raw speed so it is disabled in barebones mode.",
@@ -173,17 +173,6 @@ def barebones_options(options: dict[str, Any]) -> dict[str, Any]:
         "disabled to facilitate analyzing the Trainer overhead. Specifically, the following features are "
         f"deactivated:{os.linesep}{os.linesep.join(_BAREBONES_OFF)}"
     )
-    return {
-        "enable_checkpointing": False,
-        "logger": False,
-        "enable_progress_bar": False,
-        "log_every_n_steps": 0,
-        "enable_model_summary": False,
-        "num_sanity_val_steps": 0,
-        "fast_dev_run": False,
-        "detect_anomaly": False,
-        "profiler": None,
-    }
 
 
 def check_reload_every(value: Any) -> int:

@@ -9,6 +9,7 @@ with ``reduce_fx`` (the mean weighted by ``batch_size``) and computed, synced ov
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
@@ -400,7 +401,5 @@ def _place(
 
 def is_metric(value: Any) -> bool:
     """Whether ``value`` is a torchmetrics ``Metric`` (without importing torchmetrics when it is not loaded)."""
-    import sys
-
     module = sys.modules.get("torchmetrics")
     return module is not None and isinstance(value, module.Metric)

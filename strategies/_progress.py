@@ -78,7 +78,38 @@ class ProgressBar:
         )
 
 
-class TQDMProgressBar(Callback):
+def check_count(owner: str, name: str, value: Any) -> None:
+    """A bar setting that is a count: an int >= 0."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"`{owner}({name}={value!r})`: use an int >= 0.")
+
+
+class BarSettings(Callback):
+    """What the progress-bar callbacks share (``TQDMProgressBar``, ``RichProgressBar``): the
+    ``refresh_rate``, ``leave``, and the bar each loop draws with them (``bar``).
+
+    A Trainer holds at most one, and refuses one with ``enable_progress_bar=False``.
+    """
+
+    def __init__(self, refresh_rate: int, leave: bool) -> None:
+        self._refresh_rate, self._leave = refresh_rate, leave
+
+    @property
+    def refresh_rate(self) -> int:
+        """Batches between redraws."""
+        return self._refresh_rate
+
+    @property
+    def is_enabled(self) -> bool:
+        """Whether it draws at all (``refresh_rate > 0``)."""
+        return self._refresh_rate > 0
+
+    def bar(self, enabled: bool) -> Any:
+        """The bar one loop draws (``update``/``close``)."""
+        raise NotImplementedError
+
+
+class TQDMProgressBar(BarSettings):
     """The progress bar's settings, as Lightning's ``TQDMProgressBar`` takes them.
 
     Args:
@@ -91,39 +122,27 @@ class TQDMProgressBar(Callback):
         ValueError: at ``Trainer(...)``, with ``enable_progress_bar=False`` (Lightning's rule).
     """
 
-    _is_progress_bar = True
-
     def __init__(self, refresh_rate: int = 1, process_position: int = 0, leave: bool = False) -> None:
-        for name, value in (("refresh_rate", refresh_rate), ("process_position", process_position)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"`TQDMProgressBar({name}={value!r})`: use an int >= 0.")
+        check_count("TQDMProgressBar", "refresh_rate", refresh_rate)
+        check_count("TQDMProgressBar", "process_position", process_position)
         minimum = os.environ.get("TQDM_MINITERS")  # as Lightning: the environment can slow it down
         if minimum and minimum.isdigit() and refresh_rate:
             refresh_rate = max(int(minimum), refresh_rate)
-        self._refresh_rate, self._process_position, self._leave = refresh_rate, process_position, leave
-
-    @property
-    def refresh_rate(self) -> int:
-        """Batches between redraws."""
-        return self._refresh_rate
+        super().__init__(refresh_rate, leave)
+        self._process_position = process_position
 
     @property
     def process_position(self) -> int:
         """The bars' offset."""
         return self._process_position
 
-    @property
-    def is_enabled(self) -> bool:
-        """Whether it draws at all (``refresh_rate > 0``)."""
-        return self._refresh_rate > 0
+    def bar(self, enabled: bool) -> ProgressBar:
+        """A tqdm bar with these settings."""
+        return ProgressBar(enabled, self._refresh_rate, self._process_position, self._leave)
 
 
 def bar_for(trainer: Any, enabled: bool) -> Any:
-    """The bar a loop draws: the trainer's setting, with a ``TQDMProgressBar`` callback's options, or
-    a ``RichProgressBar``'s bar (``update``/``close``)."""
-    settings = next((cb for cb in trainer.callbacks if getattr(cb, "_is_progress_bar", False)), None)
-    if settings is None:
-        return ProgressBar(enabled)
-    if not isinstance(settings, TQDMProgressBar):
-        return settings.bar(enabled)
-    return ProgressBar(enabled, settings.refresh_rate, settings.process_position, settings._leave)
+    """The bar a loop draws: the trainer's setting, with the options of a progress-bar callback
+    (``BarSettings``) when it holds one."""
+    settings = next((cb for cb in trainer.callbacks if isinstance(cb, BarSettings)), None)
+    return ProgressBar(enabled) if settings is None else settings.bar(enabled)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from strategies._data import batch_count
 from strategies.parallel import ParallelStrategy
 
 if TYPE_CHECKING:
@@ -198,7 +199,9 @@ class _TrainerProperties:
     def progress_bar_callback(self) -> Any:
         """The ``TQDMProgressBar`` or ``RichProgressBar`` in ``callbacks``, or None (the default bar is drawn
         by the Trainer)."""
-        return next((cb for cb in self.callbacks if getattr(cb, "_is_progress_bar", False)), None)
+        from strategies._progress import BarSettings
+
+        return next((cb for cb in self.callbacks if isinstance(cb, BarSettings)), None)
 
     def print(self, *args: Any, **kwargs: Any) -> None:
         """``print`` on local rank 0 only."""
@@ -226,8 +229,6 @@ class _TrainerProperties:
         ``accumulate_grad_batches``. Read in ``configure_optimizers`` (for ``OneCycleLR``) it fetches
         the training loader early, as Lightning does.
         """
-        from strategies._data import batch_count
-
         if self.max_epochs == -1:
             return float("inf") if self.max_steps == -1 else self.max_steps
         loader = self._train_loader

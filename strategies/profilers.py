@@ -13,12 +13,10 @@ of your own.
 
 from __future__ import annotations
 
-import cProfile
 import io
 import logging
 import math
 import os
-import pstats
 import re
 import time
 from abc import ABC, abstractmethod
@@ -170,10 +168,10 @@ class SimpleProfiler(Profiler):
             header = row("Action", "Mean duration (s)", "Num calls", "Total time (s)", "Percentage %")
             rule = f"{sep}{'-' * len(header.expandtabs())}"
             run = time.perf_counter() - self.start_time
-            stats = sorted(
-                ((a, math.fsum(d) / len(d), len(d), math.fsum(d), 100.0 * math.fsum(d) / run))
-                for a, d in self.recorded_durations.items()
-            )
+            stats = []
+            for action, durations in self.recorded_durations.items():
+                total = math.fsum(durations)
+                stats.append((action, total / len(durations), len(durations), total, 100.0 * total / run))
             stats.sort(key=lambda stat: stat[4], reverse=True)
             out += rule + header + rule + row("Total", "-", f"{sum(s[2] for s in stats)}", f"{run:.5}", "100 %") + rule
             for action, mean, calls, total, share in stats:
@@ -214,13 +212,17 @@ class AdvancedProfiler(Profiler):
         dump_stats: bool = False,
     ) -> None:
         super().__init__(dirpath=dirpath, filename=filename)
-        self.profiled_actions: dict[str, cProfile.Profile] = {}
+        self.profiled_actions: dict[str, Any] = {}  # action -> cProfile.Profile
         self.line_count_restriction = line_count_restriction
         self.dump_stats = dump_stats
 
     def start(self, action_name: str) -> None:
         """Start (or resume) ``action_name``'s profile."""
-        profile = self.profiled_actions.setdefault(action_name, cProfile.Profile())
+        profile = self.profiled_actions.get(action_name)
+        if profile is None:
+            import cProfile
+
+            profile = self.profiled_actions[action_name] = cProfile.Profile()
         profile.enable()
 
     def stop(self, action_name: str) -> None:
@@ -232,6 +234,8 @@ class AdvancedProfiler(Profiler):
 
     def summary(self) -> str:
         """Every action's ``pstats`` report."""
+        import pstats
+
         stats = {}
         for action, profile in self.profiled_actions.items():
             if self.dump_stats and self.dirpath:

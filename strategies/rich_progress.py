@@ -11,9 +11,8 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from strategies._progress import _DESCRIPTION
+from strategies._progress import _DESCRIPTION, BarSettings, check_count
 from strategies._summary import summary_rows
-from strategies.callbacks import Callback
 from strategies.model_summary import ModelSummary
 
 if TYPE_CHECKING:
@@ -48,7 +47,7 @@ class RichProgressBarTheme:
     metrics_format: str = ".3f"
 
 
-class RichProgressBar(Callback):
+class RichProgressBar(BarSettings):
     """A progress bar drawn with ``rich`` (``Trainer(callbacks=[RichProgressBar()])``).
 
     Args:
@@ -63,8 +62,6 @@ class RichProgressBar(Callback):
             ``enable_progress_bar=False`` (Lightning's rule).
     """
 
-    _is_progress_bar = True
-
     def __init__(
         self,
         refresh_rate: int = 1,
@@ -73,22 +70,11 @@ class RichProgressBar(Callback):
         console_kwargs: dict[str, Any] | None = None,
     ) -> None:
         _require_rich("RichProgressBar")
-        if not isinstance(refresh_rate, int) or isinstance(refresh_rate, bool) or refresh_rate < 0:
-            raise ValueError(f"`RichProgressBar(refresh_rate={refresh_rate!r})`: use an int >= 0.")
-        self._refresh_rate, self._leave = refresh_rate, leave
+        check_count("RichProgressBar", "refresh_rate", refresh_rate)
+        super().__init__(refresh_rate, leave)
         self.theme = theme or RichProgressBarTheme()
         self._console_kwargs = dict(console_kwargs or {})
         self._progress: Any = None
-
-    @property
-    def refresh_rate(self) -> int:
-        """Batches between redraws."""
-        return self._refresh_rate
-
-    @property
-    def is_enabled(self) -> bool:
-        """Whether it draws at all (``refresh_rate > 0``)."""
-        return self._refresh_rate > 0
 
     def bar(self, enabled: bool) -> RichBar:
         """The bar one loop draws with these settings (all of a run's bars share one live display)."""

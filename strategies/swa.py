@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from strategies.callbacks import Callback
+from strategies.utilities.rank_zero import rank_zero_info, rank_zero_warn
 
 if TYPE_CHECKING:
     from strategies.module import TrainModule
@@ -220,22 +221,16 @@ class StochasticWeightAveraging(Callback):
         if self._scheduler_state is not None:
             self._swa_scheduler.load_state_dict(self._scheduler_state)
         elif trainer.current_epoch != self.swa_start:
-            from strategies.utilities import rank_zero_warn
-
             rank_zero_warn("SWA is initializing after swa_start without any checkpoint data.")
         config = _scheduler_config(self._swa_scheduler)
         configs = trainer.strategy.lr_scheduler_configs
         if configs:
             old = configs[0]
             if old["interval"] != "epoch" or old["frequency"] != 1:
-                from strategies.utilities import rank_zero_warn
-
                 rank_zero_warn(
                     f"SWA is only supported every epoch; the scheduler it replaces stepped every {old['frequency']} "
                     f"{old['interval']}(s)."
                 )
-            from strategies.utilities import rank_zero_info
-
             rank_zero_info(f"Swapping scheduler `{type(old['scheduler']).__name__}` for `SWALR`")
             configs[0] = config
         else:

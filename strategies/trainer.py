@@ -19,6 +19,7 @@ from strategies._fit_loop import FitLoop
 from strategies._hook_calls import _LOADER_HOOK, HookCaller
 from strategies._logging import TrainerMetrics, _LoggerProperties
 from strategies._optimization import OptimizerProxy
+from strategies._progress import BarSettings
 from strategies._results_table import print_results
 from strategies._summary import model_summary
 from strategies._trainer_properties import _TrainerProperties
@@ -180,7 +181,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
     ) -> None:
         self.barebones = bool(barebones)
         if self.barebones:
-            off = _arguments.barebones_options(
+            _arguments.check_barebones(
                 {
                     "enable_checkpointing": enable_checkpointing,
                     "logger": logger,
@@ -193,8 +194,8 @@ class Trainer(_TrainerProperties, _LoggerProperties):
                     "profiler": profiler,
                 }
             )
-            enable_checkpointing, logger, enable_progress_bar = off["enable_checkpointing"], off["logger"], False
-            log_every_n_steps, enable_model_summary, num_sanity_val_steps = 0, False, 0
+            enable_checkpointing, logger, enable_progress_bar, enable_model_summary = False, False, False, False
+            log_every_n_steps, num_sanity_val_steps = 0, 0
         self.detect_anomaly = bool(detect_anomaly)
         self.profiler = resolve_profiler(profiler)
         self.reload_dataloaders_every_n_epochs = _arguments.check_reload_every(reload_dataloaders_every_n_epochs)
@@ -250,7 +251,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self.metrics = self.metrics_class(self)
         self.callbacks = _ordered([callbacks] if isinstance(callbacks, Callback) else list(callbacks or []))
         self._configure_timer()
-        bars = [type(cb).__name__ for cb in self.callbacks if getattr(cb, "_is_progress_bar", False)]
+        bars = [type(cb).__name__ for cb in self.callbacks if isinstance(cb, BarSettings)]
         if bars and not self.enable_progress_bar:
             raise ValueError(
                 f"`Trainer(enable_progress_bar=False)` with a `{bars[0]}` in `callbacks`: drop one of them "

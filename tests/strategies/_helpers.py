@@ -116,3 +116,12 @@ def quiet_trainer(trainer_cls: Any = None, **kwargs: Any) -> Any:
     if trainer_cls is not strategies.Trainer:
         options.setdefault("accelerator", "cpu")
     return trainer_cls(**options)
+
+
+def spawn_trainer(**kwargs: Any) -> Any:
+    """A quiet 2-process ``ddp_spawn`` Trainer on CPU (gloo), its collectives timing out after 120 s."""
+    import datetime
+
+    trainer = quiet_trainer(strategy="ddp_spawn", accelerator="cpu", devices=2, **kwargs)
+    trainer.strategy.timeout = datetime.timedelta(seconds=120)
+    return trainer

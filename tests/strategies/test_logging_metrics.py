@@ -4,14 +4,13 @@ reset after each epoch, as Lightning 2.6 logs one (torchmetrics: an extra; skipp
 from __future__ import annotations
 
 import csv
-import datetime
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
-from _helpers import quiet_trainer
+from _helpers import quiet_trainer, spawn_trainer
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -97,26 +96,14 @@ def test_the_rows_are_lightnings(tmp_path: Path) -> None:
     assert len(seen[1][0]) > 6 and seen[0] == seen[1]
 
 
-class _Synced(_Module):
-    def validation_step(self, batch, batch_idx):
-        x, y = batch
-        self.val_acc.update(self.layer(x), y)
-        self.log("val_acc", self.val_acc)
+class _Spawnable(_Module):
+    """The same module at module level, so that ddp_spawn can pickle it."""
 
 
 @pytest.mark.timeout(600)
 def test_under_ddp_the_metric_syncs_its_own_state_over_the_ranks() -> None:
-    trainer = strategies.Trainer(
-        strategy="ddp_spawn",
-        accelerator="cpu",
-        devices=2,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-    )
-    trainer.strategy.timeout = datetime.timedelta(seconds=120)
-    module = _Synced()
+    trainer = spawn_trainer()
+    module = _Spawnable()  # its validation_step only updates the metric: compute() syncs it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         (result,) = trainer.validate(module, _loader(0, 40), verbose=False)

@@ -5,7 +5,6 @@ result (or list of predictions) per loader."""
 from __future__ import annotations
 
 import csv
-import datetime
 import importlib.util
 import os
 import warnings
@@ -14,12 +13,12 @@ from typing import Any
 
 import pytest
 import torch
-from _helpers import quiet_trainer
+from _helpers import quiet_trainer, spawn_trainer
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import strategies
-from strategies import Trainer, TrainModule
+from strategies import TrainModule
 
 torch.manual_seed(0)
 X, Y = torch.randn(40, 4), torch.randn(40, 1)
@@ -294,16 +293,7 @@ class _Synced(_Module):
 
 @pytest.mark.timeout(600)
 def test_under_ddp_each_loaders_value_is_the_mean_over_every_rank() -> None:
-    trainer = Trainer(
-        strategy="ddp_spawn",
-        accelerator="cpu",
-        devices=2,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-    )
-    trainer.strategy.timeout = datetime.timedelta(seconds=120)
+    trainer = spawn_trainer()
     module = _Synced()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

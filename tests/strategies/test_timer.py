@@ -12,7 +12,7 @@ import warnings
 
 import pytest
 import torch
-from _helpers import quiet_trainer
+from _helpers import quiet_trainer, spawn_trainer
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -278,18 +278,10 @@ class _RankClock(Timer):
 def test_under_ddp_every_rank_stops_where_rank_zeros_clock_says() -> None:
     """Rank 1's fast clock (limit 25 s) would stop it at batch 3 alone and hang rank 0 in its next
     all-reduce; rank 0's fast clock (limit 45 s) stops both at batch 5."""
-    trainer = Trainer(
-        strategy="ddp_spawn",
-        accelerator="cpu",
-        devices=2,
+    trainer = spawn_trainer(
         max_epochs=10,  # 2 batches an epoch per rank: 20 steps without a limit
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
         callbacks=[_RankClock(fast_rank=1, seconds=25), _RankClock(fast_rank=0, seconds=45)],
     )
-    trainer.strategy.timeout = datetime.timedelta(seconds=120)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trainer.fit(_Regression(), _loader())
