@@ -66,13 +66,13 @@ class RichProgressBar(BarSettings):
         self,
         refresh_rate: int = 1,
         leave: bool = False,
-        theme: RichProgressBarTheme | None = None,
+        theme: RichProgressBarTheme = RichProgressBarTheme(),  # noqa: B008  (Lightning's default; never mutated)
         console_kwargs: dict[str, Any] | None = None,
     ) -> None:
         _require_rich("RichProgressBar")
         check_count("RichProgressBar", "refresh_rate", refresh_rate)
         super().__init__(refresh_rate, leave)
-        self.theme = theme or RichProgressBarTheme()
+        self.theme = theme
         self._console_kwargs = dict(console_kwargs or {})
         self._progress: Any = None
 
