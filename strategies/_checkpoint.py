@@ -21,6 +21,7 @@ import inspect
 import os
 import pickle
 import re
+import sys
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -474,12 +475,52 @@ def load_module(
     name = checkpoint.get("hparams_name")
     if name and name in parameters and name != "kwargs":
         hparams = {name: hparams}
-    module = cls(**accepted_by(cls, {**hparams, **kwargs}))
+    module = cast("TrainModule", _build(cls, {**hparams, **kwargs}))
     module.on_load_checkpoint(checkpoint)
     if strict is None:
         strict = bool(getattr(module, "strict_loading", True))
     module.load_state_dict(checkpoint["state_dict"], strict=strict)
     return module
+
+
+#: The instantiators a checkpoint may name (``LightningCLI``'s: this library's and Lightning's).
+_INSTANTIATORS = {
+    "strategies.cli.instantiate_module",
+    "lightning.pytorch.cli.instantiate_module",
+    "pytorch_lightning.cli.instantiate_module",
+}
+
+
+def _build(cls: type[Any], hparams: dict[str, Any]) -> Any:
+    """``cls(**hparams)``, or, for hyperparameters ``LightningCLI`` saved, its ``instantiate_module``.
+
+    As Lightning 2.6, a checkpoint cannot make this run code: the instantiator must be one of
+    ``_INSTANTIATORS`` and a ``_class_path`` must name an already imported subclass of ``cls``.
+    """
+    named = hparams.pop("_instantiator", None)
+    if named is None:
+        return cls(**accepted_by(cls, hparams))
+    if not isinstance(named, str) or named not in _INSTANTIATORS:
+        raise ValueError(
+            f"The checkpoint names the instantiator {named!r}, which is not one of {sorted(_INSTANTIATORS)}: "
+            "it is not run (a checkpoint must not choose code to execute). If you trust the file, drop "
+            "`_instantiator` from its `hyper_parameters`, or add the name to "
+            "`strategies._checkpoint._INSTANTIATORS`."
+        )
+    class_path = hparams.get("_class_path")
+    if class_path is not None:
+        module_name, _, name = str(class_path).rpartition(".")
+        target = getattr(sys.modules.get(module_name), name, None)
+        if not (isinstance(target, type) and issubclass(target, cls)):
+            raise ValueError(
+                f"The checkpoint asks for the class {class_path!r}, which is not an imported subclass of "
+                f"{cls.__name__}: it is not built. Import the module that defines it first, if you trust the file."
+            )
+    from strategies.cli import instantiate_module  # the `cli` extra (jsonargparse), as for the run that saved it
+
+    if class_path is None:  # a subclass's arguments are its own: the parser checks them
+        hparams = accepted_by(cls, hparams)
+    return instantiate_module(cls, hparams)
 
 
 def load_datamodule(
@@ -500,7 +541,7 @@ def load_datamodule(
     checkpoint = read_file(checkpoint_path, map_location=location, weights_only=weights_only)
     if hparams is None:
         hparams = checkpoint.get("datamodule_hyper_parameters") or {}
-    datamodule = cls(**accepted_by(cls, {**_plain(dict(hparams)), **kwargs}))
+    datamodule = cast("DataModule", _build(cls, {**_plain(dict(hparams)), **kwargs}))
     if cls.__qualname__ in checkpoint:
         datamodule.load_state_dict(checkpoint[cls.__qualname__])
     return datamodule

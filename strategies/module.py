@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import inspect
 import warnings
@@ -17,6 +18,11 @@ from strategies._module_tools import ModuleTools, _ClassOnly, build_from_dataset
 if TYPE_CHECKING:
     from strategies.callbacks import Callback
     from strategies.trainer import Trainer
+
+
+#: Set by ``strategies.cli`` while it builds a module: what ``save_hyperparameters()`` keeps instead
+#: of ``__init__``'s arguments (the parsed config, and ``_instantiator``, how to rebuild from it).
+GIVEN_HPARAMS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("GIVEN_HPARAMS", default=None)
 
 
 class AttributeDict(dict[str, Any]):
@@ -48,7 +54,8 @@ class _Hyperparameters:
             self.hparams.update(args[0])
             return
         frame = frame or inspect.currentframe().f_back  # type: ignore[union-attr]
-        init_args = _init_arguments(frame)
+        given = GIVEN_HPARAMS.get()
+        init_args = dict(given) if given is not None else _init_arguments(frame)
         names = [a for a in args if isinstance(a, str)] or list(init_args)
         unknown = [n for n in names if n not in init_args]
         if unknown:

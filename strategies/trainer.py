@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime
 import os
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 import torch
@@ -23,13 +25,15 @@ from strategies._progress import BarSettings
 from strategies._results_table import print_results
 from strategies._summary import model_summary
 from strategies._trainer_properties import _TrainerProperties
+from strategies.accelerators import Accelerator
 from strategies.callbacks import Callback, HookCall
+from strategies.loggers import Logger
 from strategies.model_summary import ModelSummary
 from strategies.module import DataModule, TrainModule, _has_own
 from strategies.parallel import ParallelStrategy
 from strategies.precision import Precision
 from strategies.prediction_writer import PredictLoop
-from strategies.profilers import resolve_profiler
+from strategies.profilers import Profiler, resolve_profiler
 from strategies.registry import StrategyRegistry
 from strategies.strategy import Strategy
 from strategies.timer import Timer
@@ -139,18 +143,18 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self,
         *,
         strategy: str | Strategy = "auto",
-        accelerator: str | Any = "auto",
+        accelerator: str | Accelerator = "auto",
         devices: int | str | list[int] = "auto",
         num_nodes: int = 1,
         precision: str | int | Precision = "32-true",
-        logger: Any = None,
+        logger: Logger | Iterable[Logger] | bool | None = None,
         callbacks: list[Callback] | Callback | None = None,
         fast_dev_run: int | bool = False,
         max_epochs: int | None = None,
         min_epochs: int | None = None,
         max_steps: int = -1,
         min_steps: int | None = None,
-        max_time: Any = None,
+        max_time: str | datetime.timedelta | dict[str, int] | None = None,
         limit_train_batches: float | None = None,
         limit_val_batches: float | None = None,
         limit_test_batches: float | None = None,
@@ -170,10 +174,10 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         inference_mode: bool = True,
         use_distributed_sampler: bool = True,
         sync_batchnorm: bool = False,
-        default_root_dir: str | os.PathLike[str] | None = None,
-        plugins: list[Any] | None = None,
+        default_root_dir: str | Path | None = None,
+        plugins: list[Any] | Any | None = None,
         overfit_batches: float = 0.0,
-        profiler: Any = None,
+        profiler: Profiler | str | None = None,
         detect_anomaly: bool = False,
         barebones: bool = False,
         reload_dataloaders_every_n_epochs: int = 0,
