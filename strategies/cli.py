@@ -36,6 +36,7 @@ from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LRScheduler
 
 from strategies import module as _module
+from strategies._checkpoint import read_file
 from strategies.callbacks import Callback
 from strategies.module import DataModule, TrainModule
 from strategies.trainer import Trainer
@@ -428,7 +429,7 @@ class LightningCLI:
         path = self.config[command].get("ckpt_path")
         if not path or not os.path.isfile(path):
             return
-        hparams = dict(torch.load(path, weights_only=True, map_location="cpu").get("hyper_parameters") or {})
+        hparams = dict(read_file(path, map_location="cpu").get("hyper_parameters") or {})
         hparams.pop("_instantiator", None)
         if not hparams:
             return
