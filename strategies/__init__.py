@@ -27,7 +27,7 @@ from strategies.finetuning import BackboneFinetuning, BaseFinetuning
 from strategies.fsdp import FSDPStrategy
 from strategies.lambda_callbacks import GradientAccumulationScheduler, LambdaCallback
 from strategies.launchers import Launcher, MultiprocessingLauncher, RankFailedError, SubprocessScriptLauncher
-from strategies.loggers import CSVLogger, Logger, TensorBoardLogger
+from strategies.loggers import CSVLogger, Logger, MLFlowLogger, TensorBoardLogger, WandbLogger
 from strategies.lr_monitor import LearningRateMonitor
 from strategies.model_checkpoint import ModelCheckpoint
 from strategies.model_summary import ModelSummary
@@ -114,6 +114,7 @@ __all__ = [
     "LambdaCallback",
     "LearningRateMonitor",
     "Logger",
+    "MLFlowLogger",
     "ModelCheckpoint",
     "ModelSummary",
     "OnExceptionCheckpoint",
@@ -129,4 +130,5 @@ __all__ = [
     "TensorBoardLogger",
     "TQDMProgressBar",
     "Timer",
+    "WandbLogger",
 ]

@@ -1,4 +1,5 @@
-"""Loggers: where ``self.log`` values go. ``CSVLogger`` is built in; ``TensorBoardLogger`` needs ``tensorboard``.
+"""Loggers: where ``self.log`` values go. ``CSVLogger`` is built in; ``TensorBoardLogger`` needs
+``tensorboard``, ``MLFlowLogger`` ``mlflow`` and ``WandbLogger`` ``wandb`` (each imported when used).
 
 The Trainer calls loggers on global rank 0 only, so a logger never needs ``rank_zero_only``
 guards. Both built-in loggers write under ``<save_dir>/<name>/version_<N>/`` as Lightning does:
@@ -279,4 +280,8 @@ def _to_yaml(params: Mapping[str, Any]) -> str:
     return "".join(f"{json.dumps(str(k))}: {json.dumps(v, default=str)}\n" for k, v in params.items())
 
 
-__all__ = ["CSVLogger", "Logger", "TensorBoardLogger"]
+# The service loggers build on `Logger` above, so they are imported after it.
+from strategies.mlflow_logger import MLFlowLogger  # noqa: E402
+from strategies.wandb_logger import WandbLogger  # noqa: E402
+
+__all__ = ["CSVLogger", "Logger", "MLFlowLogger", "TensorBoardLogger", "WandbLogger"]

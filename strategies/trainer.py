@@ -569,6 +569,11 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self.strategy.barrier("prepare_data")
 
     def _setup_hooks(self, stage: str) -> None:
+        # As Lightning: each logger's experiment exists before the hooks, so a run-backed logger
+        # (W&B, MLflow) has its version for ``ModelCheckpoint.setup``'s folder and for user code.
+        for logger in self.loggers:
+            if hasattr(logger, "experiment"):
+                _ = logger.experiment
         with self.hooks.event("setup"):
             self.hooks.datamodule("setup", stage)
             self.hooks.callbacks("setup", stage)
