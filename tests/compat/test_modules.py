@@ -44,7 +44,13 @@ WORKS = {
         "Timer",
         "StochasticWeightAveraging",
     },
-    "pytorch_lightning.loggers": {"CSVLogger", "LightningLoggerBase", "TensorBoardLogger"},
+    "pytorch_lightning.loggers": {
+        "CSVLogger",
+        "LightningLoggerBase",
+        "MLFlowLogger",
+        "TensorBoardLogger",
+        "WandbLogger",
+    },
     "pytorch_lightning.utilities": {
         "AttributeDict",
         "grad_norm",  # strategies.utilities' (1.x rounded its floats to 4 digits; these are tensors)
@@ -215,6 +221,37 @@ def test_loggers_keep_the_1x_default_name(tmp_path):
 
         assert CSVLogger(tmp_path).name == "default"
         assert CSVLogger(tmp_path, name="x").name == "x"
+
+
+def test_mlflow_logger_takes_the_1x_order_and_default_name(tmp_path, monkeypatch):
+    pytest.importorskip("mlflow", reason="needs the mlflow extra (pip install strategy-compat[mlflow])")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from compat.loggers import MLFlowLogger
+
+    uri = f"file:{tmp_path / 'mlruns'}"
+    logger = MLFlowLogger(tracking_uri=uri)
+    assert logger._experiment_name == "default"  # 1.x's; strategies' is "lightning_logs"
+    logger = MLFlowLogger("exp", "run-1", uri, {"t": "v"})  # 1.5's positions
+    assert (logger._run_name, logger._tracking_uri, logger.tags) == ("run-1", uri, {"t": "v"})
+    with pytest.raises(TypeError, match="pass `tracking_uri=` by keyword"):
+        MLFlowLogger("exp", uri)  # 1.3's positions, where 1.5 has run_name
+
+
+def test_wandb_logger_takes_the_1x_order(tmp_path):
+    pytest.importorskip("wandb", reason="needs the wandb extra (pip install strategy-compat[wandb])")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from compat.loggers import WandbLogger
+
+    logger = WandbLogger("run", str(tmp_path), True, None, None, "v1")  # offline third, version sixth
+    assert logger._offline is True and logger._id == "v1" and logger._wandb_init["dir"] == str(tmp_path)
+    assert logger._wandb_init["project"] is None  # wandb.init picks the project, as in 1.x
+    with pytest.warns(DeprecationWarning, match="sync_step"):
+        WandbLogger(sync_step=True, offline=True)
+    with pytest.raises(ValueError, match="offline"):
+        WandbLogger(offline=True, log_model=True)  # no run is started for either
 
 
 def test_rank_zero_only_reads_the_rank_when_called(monkeypatch):
