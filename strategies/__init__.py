@@ -12,7 +12,7 @@ except ModuleNotFoundError as _err:  # the CLI's install (and its pre-commit hoo
         name="torch",
     ) from None
 
-from strategies._progress import TQDMProgressBar
+from strategies._progress import ProgressBar, TQDMProgressBar
 from strategies._seed import seed_everything
 from strategies.accelerators import Accelerator, CPUAccelerator, CUDAAccelerator
 from strategies.callbacks import Callback, HookCall, HookRecorder
@@ -125,6 +125,7 @@ __all__ = [
     "AdvancedProfiler",
     "PassThroughProfiler",
     "Profiler",
+    "ProgressBar",
     "SimpleProfiler",
     "StochasticWeightAveraging",
     "TensorBoardLogger",

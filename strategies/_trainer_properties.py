@@ -197,11 +197,11 @@ class _TrainerProperties:
 
     @property
     def progress_bar_callback(self) -> Any:
-        """The ``TQDMProgressBar`` or ``RichProgressBar`` in ``callbacks``, or None (the default bar is drawn
-        by the Trainer)."""
-        from strategies._progress import BarSettings
+        """The ``ProgressBar`` (``TQDMProgressBar``, ``RichProgressBar``, your own) in ``callbacks``, or
+        None (the default bar is drawn by the Trainer)."""
+        from strategies._progress import ProgressBar
 
-        return next((cb for cb in self.callbacks if isinstance(cb, BarSettings)), None)
+        return next((cb for cb in self.callbacks if isinstance(cb, ProgressBar)), None)
 
     def print(self, *args: Any, **kwargs: Any) -> None:
         """``print`` on local rank 0 only."""

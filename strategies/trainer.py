@@ -21,7 +21,7 @@ from strategies._fit_loop import FitLoop
 from strategies._hook_calls import _LOADER_HOOK, HookCaller
 from strategies._logging import TrainerMetrics, _LoggerProperties
 from strategies._optimization import OptimizerProxy
-from strategies._progress import BarSettings
+from strategies._progress import ProgressBar
 from strategies._results_table import print_results
 from strategies._summary import model_summary
 from strategies._trainer_properties import _TrainerProperties
@@ -255,7 +255,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self.metrics = self.metrics_class(self)
         self.callbacks = _ordered([callbacks] if isinstance(callbacks, Callback) else list(callbacks or []))
         self._configure_timer()
-        bars = [type(cb).__name__ for cb in self.callbacks if isinstance(cb, BarSettings)]
+        bars = [type(cb).__name__ for cb in self.callbacks if isinstance(cb, ProgressBar)]
         if bars and not self.enable_progress_bar:
             raise ValueError(
                 f"`Trainer(enable_progress_bar=False)` with a `{bars[0]}` in `callbacks`: drop one of them "
