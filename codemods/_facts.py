@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from compat import _catalog
 
@@ -455,9 +456,29 @@ def _new_hooks(new_base: str) -> frozenset[str] | None:
     return _NEW_HOOKS.get(new_base)
 
 
+@functools.cache  # walks four catalogs' hierarchies; asked for every method of every class
+def _old_hook_root(old_base: str) -> str | None:
+    """The ``_OLD_HOOKS`` class that ``old_base`` is or derives from in a 1.x release, or None.
+
+    A subclass of any 1.x callback (``ProgressBarBase``, ``EarlyStopping``) gets the hooks of
+    ``Callback``: the hierarchy comes from the releases' catalogs, not from a list here.
+    """
+    if old_base in _OLD_HOOKS:
+        return old_base
+    roots = {_catalog.load(_catalog.OLD[-1]).resolve(root) or root: root for root in _OLD_HOOKS}
+    for release in reversed(_catalog.OLD):
+        catalog = _catalog.load(release)
+        if catalog.has(old_base):
+            root = next((roots[c] for c in catalog.mro(old_base) if c in roots), None)
+            if root is not None:
+                return root
+    return None
+
+
 def is_old_hook(old_base: str, name: str) -> bool:
     """Whether ``name`` is a hook of the old base class (the Trainer called it)."""
-    return name in _OLD_HOOKS.get(old_base, frozenset())
+    root = _old_hook_root(old_base)
+    return root is not None and name in _OLD_HOOKS[root]
 
 
 def uncalled_hook(old_base: str, new_base: str, name: str) -> str | None:
@@ -465,7 +486,8 @@ def uncalled_hook(old_base: str, new_base: str, name: str) -> str | None:
 
     ``None`` when the hook is still called (or either base is not known here).
     """
-    old, new = _OLD_HOOKS.get(old_base), _new_hooks(new_base)
+    root = _old_hook_root(old_base)
+    old, new = _OLD_HOOKS.get(root) if root else None, _new_hooks(new_base)
     if old is None or new is None or name not in old or name in new:
         return None
     short = new_base.rpartition(".")[2]
@@ -482,6 +504,20 @@ def uncalled_hook(old_base: str, new_base: str, name: str) -> str | None:
             " the epoch-end hook reads and clears it)"
         )
     return f"`{name}` is never called on a `{short}`: {where}"
+
+
+def override_arity(fn: Any, old_base: str, new_base: str, name: str) -> str | None:
+    """``hook_arity`` for ``fn`` (a ``libcst.FunctionDef``), an override of an old hook the new base
+    still calls (plain methods only)."""
+    import libcst as cst
+
+    if fn.decorators or not is_old_hook(old_base, name):
+        return None
+    params = fn.params
+    positional = [*params.posonly_params, *params.params][1:]  # after `self`
+    required = sum(1 for p in positional if p.default is None)
+    accepted = None if isinstance(params.star_arg, cst.Param) else len(positional)
+    return hook_arity(new_base, name, required, accepted)
 
 
 def hook_arity(new_base: str, name: str, required: int, accepted: int | None) -> str | None:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ._context import Context
 from ._epoch_end import EPOCH_END_HOOKS, Fn, plan_epoch_end
-from ._facts import hook_arity, is_old_hook, uncalled_hook
+from ._facts import override_arity, uncalled_hook
 from ._ids import Rule
 from ._rule import RuleCommand
 from ._scopes import ClassInfo
@@ -79,7 +79,7 @@ class MarkUncalledHooksCommand(RuleCommand):
                     continue  # renamed or marked by the table's rules
                 reason = uncalled_hook(old, new, name)
                 if reason is None:
-                    if (arity := _arity(statement, old, new, name)) is not None:
+                    if (arity := override_arity(statement, old, new, name)) is not None:
                         ctx.edits.todo(statement.name, self.RULE, arity, entry)
                     continue
                 if name in EPOCH_END_HOOKS:
@@ -124,14 +124,3 @@ class MarkUncalledHooksCommand(RuleCommand):
                     "its step never appends"
                 )
         return plan_epoch_end(info, hook, ctx.analysis.module.code)
-
-
-def _arity(fn: cst.FunctionDef, old_base: str, new_base: str, name: str) -> str | None:
-    """``hook_arity`` for an override of an old hook the new base still calls (plain methods only)."""
-    if fn.decorators or not is_old_hook(old_base, name):
-        return None
-    params = fn.params
-    positional = [*params.posonly_params, *params.params][1:]  # after `self`
-    required = sum(1 for p in positional if p.default is None)
-    accepted = None if isinstance(params.star_arg, cst.Param) else len(positional)
-    return hook_arity(new_base, name, required, accepted)

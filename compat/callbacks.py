@@ -5,8 +5,10 @@ arguments (``period``, ``every_n_val_epochs``, ``prefix``) on top of ``strategie
 ``EarlyStopping``, ``LearningRateMonitor``, ``Timer``, ``LambdaCallback``,
 ``GradientAccumulationScheduler``, ``BasePredictionWriter``, ``ModelSummary``,
 ``StochasticWeightAveraging``, ... are ``strategies``' own. Each name warns once with its new
-name. A 1.x callback ``strategies`` has no counterpart for yet (``ProgressBar``,
-``ModelPruning``, ...) raises ``compat.MissingNameError`` where it is imported. The names come
+name. ``ProgressBar`` (1.x's tqdm bar) is ``strategies.TQDMProgressBar``; ``ProgressBarBase`` is
+``strategies.ProgressBar`` with 1.x's batch counters (``train_batch_idx``, ...). A 1.x callback
+``strategies`` has no counterpart for yet (``ModelPruning``, ...) raises
+``compat.MissingNameError`` where it is imported. The names come
 from the 1.2-1.5 catalogs (see ``compat._legacy``).
 """
 
@@ -18,7 +20,7 @@ from typing import Any
 from compat import _legacy
 from compat._warnings import deprecation_message, warn_deprecated
 
-__all__ = ["ModelCheckpoint"]  # noqa: F822 (resolved by __getattr__)
+__all__ = ["ModelCheckpoint", "ProgressBar", "ProgressBarBase"]  # noqa: F822 (resolved by __getattr__)
 
 
 @functools.cache
@@ -136,7 +138,89 @@ def _as_method(name: str, fn: Any) -> Any:
     return hook
 
 
+@functools.cache
+def _progress_bar_base() -> type:
+    import strategies
+    from compat.module import Callback as OldCallback
+
+    class ProgressBarBase(strategies.ProgressBar, OldCallback):
+        """``strategies.ProgressBar`` with 1.x's counters of the batches each loop has run so far
+        (``train_batch_idx``, ``val_batch_idx``, ``test_batch_idx``, ``predict_batch_idx``) and its
+        ``total_test_batches``/``total_predict_batches``. A subclass's 1.x hooks (``dataloader_idx``
+        in ``on_train_batch_end``) are adapted as any ``compat.Callback``'s; ``super()`` calls with
+        1.x's arguments are accepted."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._train_batch_idx = self._val_batch_idx = self._test_batch_idx = self._predict_batch_idx = 0
+
+        @property
+        def train_batch_idx(self) -> int:
+            """Training batches run in this epoch."""
+            return self._train_batch_idx
+
+        @property
+        def val_batch_idx(self) -> int:
+            """Validation batches run in this validation."""
+            return self._val_batch_idx
+
+        @property
+        def test_batch_idx(self) -> int:
+            return self._test_batch_idx
+
+        @property
+        def predict_batch_idx(self) -> int:
+            return self._predict_batch_idx
+
+        @property
+        def total_test_batches(self) -> int | float:
+            batches = self.trainer.num_test_batches
+            total: int | float = sum(batches) if isinstance(batches, list) else batches
+            return total
+
+        @property
+        def total_predict_batches(self) -> int | float:
+            batches = self.trainer.num_predict_batches
+            total: int | float = sum(batches) if isinstance(batches, list) else batches
+            return total
+
+        def on_train_epoch_start(self, trainer: Any, pl_module: Any, *args: Any) -> None:
+            self._train_batch_idx = 0
+
+        def on_train_batch_end(self, trainer: Any, pl_module: Any, *args: Any) -> None:
+            self._train_batch_idx += 1
+
+        def on_validation_start(self, trainer: Any, pl_module: Any) -> None:
+            self._val_batch_idx = 0
+
+        def on_validation_batch_end(self, trainer: Any, pl_module: Any, *args: Any) -> None:
+            self._val_batch_idx += 1
+
+        def on_test_start(self, trainer: Any, pl_module: Any) -> None:
+            self._test_batch_idx = 0
+
+        def on_test_batch_end(self, trainer: Any, pl_module: Any, *args: Any) -> None:
+            self._test_batch_idx += 1
+
+        def on_predict_start(self, trainer: Any, pl_module: Any) -> None:
+            self._predict_batch_idx = 0
+
+        def on_predict_batch_end(self, trainer: Any, pl_module: Any, *args: Any) -> None:
+            self._predict_batch_idx += 1
+
+    ProgressBarBase.__qualname__ = "ProgressBarBase"
+    return ProgressBarBase
+
+
+def _tqdm_progress_bar() -> tuple[type, str]:
+    import strategies
+
+    return strategies.TQDMProgressBar, "strategies.TQDMProgressBar"
+
+
 _OWN = {
+    "ProgressBar": _tqdm_progress_bar,
+    "ProgressBarBase": lambda: (_progress_bar_base(), "strategies.ProgressBar"),
     "ModelCheckpoint": lambda: (_model_checkpoint(), "strategies.ModelCheckpoint"),
     "LambdaCallback": lambda: (_lambda_callback(), "strategies.LambdaCallback"),
 }

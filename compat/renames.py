@@ -626,6 +626,36 @@ RENAMES: tuple[Rename, ...] = (
             "pytorch_lightning.callbacks.base.Callback",
         ),
     ),
+    # The progress bars: 1.5 renamed the tqdm bar `ProgressBar` -> `TQDMProgressBar`, and 2.0 the
+    # base `ProgressBarBase` -> `ProgressBar`, so the old `ProgressBar` is not the new one.
+    Rename(
+        Kind.CLASS,
+        "pytorch_lightning.callbacks.ProgressBar",
+        strategies="strategies.TQDMProgressBar",
+        lightning="lightning.pytorch.callbacks.TQDMProgressBar",
+        renamed_in="1.5",
+        bases=("pytorch_lightning.callbacks.ProgressBarBase",),
+        aliases=(
+            "pytorch_lightning.callbacks.progress.ProgressBar",
+            "pytorch_lightning.callbacks.progress.progress.ProgressBar",
+        ),
+    ),
+    Rename(
+        Kind.CLASS,
+        "pytorch_lightning.callbacks.ProgressBarBase",
+        strategies="strategies.ProgressBar",
+        lightning="lightning.pytorch.callbacks.ProgressBar",
+        renamed_in="2.0",
+        bases=("pytorch_lightning.Callback",),
+        aliases=(
+            "pytorch_lightning.callbacks.progress.ProgressBarBase",
+            "pytorch_lightning.callbacks.progress.base.ProgressBarBase",
+        ),
+        hint=(
+            "the new base has no 1.x batch counters (`train_batch_idx`, `val_batch_idx`, ...): use the hooks' "
+            "`batch_idx`, or `trainer.fit_loop.epoch_loop.batch_progress` in Lightning 2.x"
+        ),
+    ),
     Rename(
         Kind.CLASS,
         "pytorch_lightning.accelerators.CPUAccelerator",

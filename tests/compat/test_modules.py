@@ -41,6 +41,8 @@ WORKS = {
         "RichModelSummary",
         "RichProgressBar",
         "TQDMProgressBar",
+        "ProgressBar",  # strategies.TQDMProgressBar (1.5's rename)
+        "ProgressBarBase",  # strategies.ProgressBar, with 1.x's batch counters
         "Timer",
         "StochasticWeightAveraging",
     },
@@ -288,3 +290,64 @@ def test_import_compat_utilities_is_torch_free():
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr
+
+
+def test_progress_bars_keep_their_1x_meaning():
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    import strategies
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import compat
+        from compat.callbacks import ProgressBar, ProgressBarBase
+
+    assert ProgressBar is strategies.TQDMProgressBar  # 1.5 renamed the tqdm bar; the new ProgressBar is the base
+    seen = []
+
+    class Percent(ProgressBarBase):  # a 1.4 custom bar, as its docs showed
+        def __init__(self):
+            super().__init__()
+            self.enable = True
+
+        def disable(self):
+            self.enable = False
+
+        def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx):
+            super().on_train_batch_end(trainer, pl_module, outputs, batch, batch_idx, dataloader_idx)
+            seen.append((self.train_batch_idx, self.total_train_batches, dataloader_idx))
+
+        def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx):
+            super().on_validation_batch_end(trainer, pl_module, outputs, batch, batch_idx, dataloader_idx)
+            seen.append(("val", self.val_batch_idx))
+
+    class Module(compat.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.Linear(2, 1)
+
+        def training_step(self, batch, batch_idx):
+            return self.layer(batch[0]).sum()
+
+        def validation_step(self, batch, batch_idx):
+            return None
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    data = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bar = Percent()
+        trainer = compat.Trainer(
+            max_epochs=2,
+            callbacks=[bar],
+            logger=False,
+            checkpoint_callback=False,
+            weights_summary=None,
+            num_sanity_val_steps=0,
+        )
+        trainer.fit(Module(), data, data)
+    assert trainer.progress_bar_callback is bar
+    assert seen == [(1, 2, 0), (2, 2, 0), ("val", 1), ("val", 2), (1, 2, 0), (2, 2, 0), ("val", 1), ("val", 2)]

@@ -95,6 +95,8 @@ STRATEGIES_OBJECTS = {
         "TrainModule",
         "DataModule",
         "Callback",
+        "ProgressBar",
+        "TQDMProgressBar",
     )
 }
 STRATEGY_MEMBERS = {
@@ -322,8 +324,8 @@ def _check_object_targets(entry: Rename) -> None:
         assert entry.lightning.startswith("lightning.pytorch")
     if entry.kind is Kind.CLASS:
         parts = entry.old.split(".")
-        if parts[1] in ("plugins", "accelerators"):
-            assert len(parts) == 3, "plugins and accelerators use their package path, not the file"
+        if parts[1] in ("plugins", "accelerators", "callbacks"):
+            assert len(parts) == 3, "plugins, accelerators and callbacks use their package path, not the file"
         else:
             assert len(parts) == 2, "Trainer & co use their top-level path"
 
