@@ -17,6 +17,8 @@ from typing import Any
 
 from typing_extensions import override
 
+from strategies._logger_tools import add_prefix
+
 
 class Logger(ABC):
     """What the Trainer needs of a logger: metrics with their step, hyperparameters, a flush."""
@@ -151,7 +153,7 @@ class CSVLogger(_VersionedLogger):
 
     @override
     def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
-        row = {f"{self._prefix}-{k}" if self._prefix else k: v for k, v in metrics.items()}
+        row = add_prefix(metrics, self._prefix)
         row["step"] = step if step is not None else 0
         if not self._started:
             # As Lightning: a run starts its own metrics.csv, even in a reused version folder.
@@ -230,8 +232,8 @@ class TensorBoardLogger(_VersionedLogger):
 
     @override
     def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
-        for key, value in metrics.items():
-            self.experiment.add_scalar(f"{self._prefix}-{key}" if self._prefix else key, value, step)
+        for key, value in add_prefix(metrics, self._prefix).items():
+            self.experiment.add_scalar(key, value, step)
 
     @override
     def log_hyperparams(self, params: Mapping[str, Any]) -> None:
