@@ -255,6 +255,7 @@ OPENED = frozenset(
         "compat.accelerators",
         "compat.callbacks",
         "compat.loggers",
+        "compat.metrics",
         "compat.plugins.environments",
         "compat.plugins.precision",
         "compat.plugins.training_type",
