@@ -15,7 +15,8 @@ What is read, and how:
   importing it (``__all__`` of each package, and the names in its strategy registry).
 
 For every module-level class: its bases (resolved to the defining module's path), its methods
-with their signatures (annotations dropped, defaults kept as source text), properties, class and
+with their signatures (annotations dropped, defaults kept as source text; the 1.x Trainer's
+``__init__`` annotations are kept apart as ``init_annotations``), properties, class and
 instance attributes (``self.x = ...``), and the methods no code in the package ever names
 (``uncalled``: a hook of the base that the framework never calls), and the abstract ones
 (``@abstractmethod``: a subclass must define them). Assignments to
@@ -426,6 +427,19 @@ def _class_entry(resolver: _Resolver, module: _Module, node: ast.ClassDef, refer
     return entry
 
 
+def _init_annotations(modules: dict[str, _Module], path: str) -> dict[str, str]:
+    """``{parameter: annotation source}`` of the ``__init__`` of the class at ``path``."""
+    module_name, _, name = path.rpartition(".")
+    node = modules[module_name].classes.get(name) if module_name in modules else None
+    init = next(
+        (i for i in (node.body if node else []) if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None
+    )
+    if init is None:
+        return {}
+    params = [*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs]
+    return {p.arg: ast.unparse(p.annotation) for p in params if p.annotation is not None}
+
+
 def _catalog(
     modules: dict[str, _Module], exported: dict[str, str] | None = None, primary: tuple[str, ...] = ()
 ) -> dict:
@@ -444,6 +458,10 @@ def _catalog(
             extra = _trainer_attributes(modules) - set(classes[trainer].get("methods", ()))
             extra -= set(classes[trainer].get("properties", ()))
             classes[trainer]["attributes"] = sorted(set(classes[trainer].get("attributes", ())) | extra)
+            annotations = _init_annotations(modules, trainer)
+            if annotations and trainer.startswith("pytorch_lightning."):
+                # 1.x's `Trainer.add_argparse_args` typed its command line from these (compat does too).
+                classes[trainer]["init_annotations"] = annotations
     if exported is None:  # re-exports of classes by package ``__init__`` modules
         exported = {}
         for module in modules.values():
