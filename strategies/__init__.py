@@ -43,6 +43,7 @@ from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
 from strategies.swa import StochasticWeightAveraging
 from strategies.timer import Timer
+from strategies._optimization import AutomaticOptimization
 from strategies.trainer import HookCaller, Trainer, TrainerMetrics
 
 
@@ -72,6 +73,7 @@ for _cls in (
 
 __all__ = [
     "Accelerator",
+    "AutomaticOptimization",
     "BackboneFinetuning",
     "BaseFinetuning",
     "BasePredictionWriter",

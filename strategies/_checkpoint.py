@@ -349,10 +349,12 @@ def loops_state(
 # -- writing and restoring a run -----------------------------------------------------------------------
 
 
-def dump_checkpoint(trainer: Trainer) -> dict[str, Any]:
+def dump_checkpoint(trainer: Trainer, weights_only: bool = False) -> dict[str, Any]:
     """Weights, optimizers, schedulers, precision, callbacks, datamodule, hyperparameters, loop state.
 
     Callbacks' ``on_save_checkpoint`` and then the module's may edit the dict before it is written.
+    ``weights_only``: no optimizer, scheduler, precision or callback state, and no callback hooks
+    (the module's hook runs, the hyperparameters and loop state are kept), as Lightning 2.6 writes it.
     The keys Lightning 2.6 reads are there too (``pytorch-lightning_version``, ``loops``, the precision
     state under the precision class's name), so Lightning resumes the file at the same epoch and step.
     """
@@ -378,8 +380,11 @@ def dump_checkpoint(trainer: Trainer) -> dict[str, Any]:
         # only the callbacks with a state, as Lightning (which warns about each other key it finds)
         "callbacks": {cb.state_key: saved for cb in trainer.callbacks if (saved := cb.state_dict())},
     }
+    if weights_only:
+        for key in ("optimizer_states", "lr_schedulers", "precision", "callbacks"):
+            del checkpoint[key]
     # Only what has a value, as Lightning 2.6 writes them (a reader that compares the keys sees the same)
-    if precision:
+    if precision and not weights_only:
         checkpoint["precision"] = precision
         checkpoint[type(strategy.precision).__qualname__] = precision
     if hparams:
@@ -391,7 +396,7 @@ def dump_checkpoint(trainer: Trainer) -> dict[str, Any]:
         if datamodule_hparams:  # as Lightning 2.6 writes them
             checkpoint["datamodule_hyper_parameters"] = datamodule_hparams
             checkpoint["datamodule_hparams_name"] = "kwargs"
-    for callback in trainer.callbacks:
+    for callback in () if weights_only else trainer.callbacks:
         trainer._call("callback", callback, "on_save_checkpoint", trainer, module, checkpoint)
     trainer._call_module("on_save_checkpoint", checkpoint)
     return checkpoint

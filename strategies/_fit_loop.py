@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from strategies._data import EvalLoaders, batch_count, set_sampler_epoch
 from strategies._evaluation import batches, isolate_rng, run_evaluation
-from strategies._optimization import automatic_step, manual_step
+from strategies._optimization import manual_step
 from strategies._progress import bar_for
 from strategies.module import TrainModule, _has_own
 
@@ -180,7 +180,7 @@ class FitLoop:
         accumulating = (batch_idx + 1) % trainer.accumulate_grad_batches != 0 and not is_last
         with trainer.profiler.profile("run_training_batch"):
             if trainer.strategy.module.automatic_optimization:
-                output = automatic_step(trainer, batch, batch_idx, accumulating)
+                output = trainer.optimization.step(batch, batch_idx, accumulating)
             else:
                 output = manual_step(trainer, batch, batch_idx)
         if not accumulating:

@@ -125,6 +125,32 @@ def automatic_step(trainer: Trainer, batch: Any, batch_idx: int, accumulating: b
     return result
 
 
+class AutomaticOptimization:
+    """How a batch of automatic optimization runs: ``Trainer.optimization_class``, a seam.
+
+    ``check`` refuses what cannot run before the first batch (several optimizers, as in Lightning
+    2.x); ``step`` runs one batch (``automatic_step``) and returns what ``on_train_batch_end``
+    gets. A subclass may train several optimizers in its own order (``compat.Trainer`` runs
+    Lightning 1.x's loop over them).
+    """
+
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer = trainer
+
+    def check(self, module: Any, optimizers: list[torch.optim.Optimizer]) -> None:
+        """Raise for what automatic optimization cannot train (called when a fit's optimizers are set up)."""
+        if len(optimizers) > 1:
+            raise RuntimeError(
+                "Training with multiple optimizers is only supported with manual optimization. Set "
+                "`self.automatic_optimization = False`, then access your optimizers in `training_step` with "
+                "`opt1, opt2, ... = self.optimizers()`."
+            )
+
+    def step(self, batch: Any, batch_idx: int, accumulating: bool) -> Any:
+        """One batch: ``automatic_step``."""
+        return automatic_step(self.trainer, batch, batch_idx, accumulating)
+
+
 def manual_step(trainer: Trainer, batch: Any, batch_idx: int) -> dict[str, Any]:
     """``training_step`` steps its own optimizers; returns its output as a dict (a tensor is the "loss")."""
     output = trainer.hooks.step("training_step", batch, batch_idx)

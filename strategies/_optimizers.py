@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch
@@ -41,6 +42,11 @@ def _parse_dicts(items: list[dict[str, Any]]) -> tuple[list[torch.optim.Optimize
     for item in items:
         if "optimizer" not in item:
             raise ValueError(f"A dict from `configure_optimizers()` needs an 'optimizer' key; got {sorted(item)}.")
+        extra = set(item) - {"optimizer", "lr_scheduler", "monitor"}
+        if extra:  # Lightning 2.6 warns too (1.x's "frequency" is one: it does nothing here)
+            warnings.warn(
+                f"Found unsupported keys in the optimizer configuration: {extra}", RuntimeWarning, stacklevel=4
+            )
         optimizers.append(item["optimizer"])
         if item.get("lr_scheduler") is not None:
             scheduler = item["lr_scheduler"]

@@ -44,7 +44,8 @@ class ModelCheckpoint(Callback):
         verbose: print a line when a checkpoint is kept.
         save_last: also keep ``last.ckpt``, a copy of the latest save.
         save_top_k: how many to keep (``-1``: all; ``0``: none); with ``monitor=None`` only 1, 0 or -1.
-        save_weights_only: write ``state_dict``, ``epoch`` and ``global_step`` only (no optimizer or loop state).
+        save_weights_only: ``trainer.save_checkpoint(path, weights_only=True)``: no optimizer,
+            scheduler or callback state (the weights, hyperparameters and loop state are kept).
         mode: ``"min"`` or ``"max"``: which end of ``monitor`` is best.
         auto_insert_metric_name: write ``{epoch}`` as ``epoch=3`` rather than ``3``.
         every_n_train_steps: save every N optimizer steps instead of per epoch.
@@ -383,16 +384,7 @@ class ModelCheckpoint(Callback):
     # -- files -----------------------------------------------------------------------------------
 
     def _save(self, trainer: Trainer, path: str) -> None:
-        if self.save_weights_only:
-            weights = {
-                "state_dict": trainer.strategy.module_state_dict(),
-                "epoch": trainer.current_epoch,
-                "global_step": trainer.global_step,
-            }
-            trainer.strategy.save_checkpoint(weights, path)
-            trainer.strategy.barrier("save_checkpoint")
-        else:
-            trainer.save_checkpoint(path)
+        trainer.save_checkpoint(path, weights_only=self.save_weights_only)
         self._last_global_step_saved = trainer.global_step
         self._last_checkpoint_saved = path
         if trainer.is_global_zero:

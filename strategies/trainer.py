@@ -20,7 +20,7 @@ from strategies._evaluation import run_evaluation
 from strategies._fit_loop import FitLoop
 from strategies._hook_calls import _LOADER_HOOK, HookCaller
 from strategies._logging import TrainerMetrics, _LoggerProperties
-from strategies._optimization import OptimizerProxy
+from strategies._optimization import AutomaticOptimization, OptimizerProxy
 from strategies._progress import ProgressBar
 from strategies._results_table import print_results
 from strategies._summary import model_summary
@@ -129,15 +129,19 @@ class Trainer(_TrainerProperties, _LoggerProperties):
     Attributes:
         hooks: the ``HookCaller`` every hook call goes through (an instance of ``hooks_class``).
         metrics: the ``TrainerMetrics`` that ``self.log`` feeds (an instance of ``metrics_class``).
+        optimization: the ``AutomaticOptimization`` that runs each batch of automatic
+            optimization (an instance of ``optimization_class``).
         registry: the ``StrategyRegistry`` the ``strategy`` names are looked up in.
 
-    A subclass extends the Trainer through these three class attributes (``hooks_class``,
-    ``metrics_class``, ``registry``); docs/strategies.md ("Extending the Trainer") shows how.
+    A subclass extends the Trainer through these four class attributes (``hooks_class``,
+    ``metrics_class``, ``optimization_class``, ``registry``); docs/strategies.md ("Extending the
+    Trainer") shows how.
     """
 
     registry = StrategyRegistry()
     hooks_class: type[HookCaller] = HookCaller
     metrics_class: type[TrainerMetrics] = TrainerMetrics
+    optimization_class: type[AutomaticOptimization] = AutomaticOptimization
 
     def __init__(
         self,
@@ -253,6 +257,7 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         self._check_strategy_support()
         self.hooks = self.hooks_class(self, record_hooks=record_hooks)
         self.metrics = self.metrics_class(self)
+        self.optimization = self.optimization_class(self)
         self.callbacks = _ordered([callbacks] if isinstance(callbacks, Callback) else list(callbacks or []))
         self._configure_timer()
         bars = [type(cb).__name__ for cb in self.callbacks if isinstance(cb, ProgressBar)]
@@ -314,6 +319,26 @@ class Trainer(_TrainerProperties, _LoggerProperties):
             self.val_check_interval, self.check_val_every_n_epoch = 1.0, 1
         if self.overfit_batches:  # the same batches each epoch, for training and for validation (Lightning's)
             self.limits["train"] = self.limits["val"] = self.overfit_batches
+
+    def _limit(stage: str) -> property:  # type: ignore[misc]
+        def fget(self: Any) -> int | float:
+            value = self.limits[stage]
+            return 1.0 if value is None else value  # None: every batch
+
+        def fset(self: Any, value: int | float) -> None:
+            self.limits[stage] = value
+
+        return property(
+            fget,
+            fset,
+            doc=f"``limit_{stage}_batches``: a count, or a fraction of the batches (as Lightning's attribute).",
+        )
+
+    limit_train_batches = _limit("train")
+    limit_val_batches = _limit("val")
+    limit_test_batches = _limit("test")
+    limit_predict_batches = _limit("predict")
+    del _limit
 
     def _check_strategy_support(self) -> None:
         from strategies.deepspeed import DeepSpeedStrategy
@@ -425,10 +450,15 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         outputs = self._launch("predict", model, {"predict": dataloaders}, datamodule, ckpt_path)
         return cast("list[Any]", outputs) if return_predictions is not False else None
 
-    def save_checkpoint(self, path: str | os.PathLike[str]) -> None:
-        """Save weights, optimizer and loop state to ``path`` (written by rank 0; all ranks call it)."""
+    def save_checkpoint(self, path: str | os.PathLike[str], weights_only: bool = False) -> None:
+        """Save weights, optimizer and loop state to ``path`` (written by rank 0; all ranks call it).
+
+        ``weights_only=True`` leaves out the optimizer, scheduler, precision and callback states
+        (the module's ``on_save_checkpoint`` still runs, and the hyperparameters are kept, so
+        ``load_from_checkpoint`` works), as in Lightning 2.6.
+        """
         with self.profiler.profile("save_checkpoint"):
-            self.strategy.save_checkpoint(dump_checkpoint(self), path)
+            self.strategy.save_checkpoint(dump_checkpoint(self, weights_only=weights_only), path)
             self.strategy.barrier("save_checkpoint")
 
     @property
@@ -480,6 +510,9 @@ class Trainer(_TrainerProperties, _LoggerProperties):
     ) -> Any:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"`Trainer.{stage}` needs a `TrainModule` (an nn.Module); got `{type(model).__name__}`.")
+        first = next(iter(loaders))
+        if isinstance(loaders[first], DataModule):  # `fit(model, dm)`: Lightning takes it as the datamodule
+            loaders, datamodule = {**loaders, first: None}, loaders[first]
         if ckpt_path != "last":  # "last" is looked up once the ranks can agree on it (in `_run`)
             _preflight.check_checkpoint(ckpt_path, model)
         if isinstance(self.strategy, ParallelStrategy):
@@ -593,12 +626,8 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         if self.state.stage != "fit":
             return
         module = self.strategy.module
-        if module.automatic_optimization and len(self.strategy.optimizers) > 1:
-            raise RuntimeError(
-                "Training with multiple optimizers is only supported with manual optimization. Set "
-                "`self.automatic_optimization = False`, then access your optimizers in `training_step` with "
-                "`opt1, opt2, ... = self.optimizers()`."
-            )
+        if module.automatic_optimization:
+            self.optimization.check(module, self.strategy.optimizers)
         self._optimizer_proxies = [OptimizerProxy(opt, self) for opt in self.strategy.optimizers]
 
     def _on_fit_start(self) -> None:

@@ -29,6 +29,8 @@ def test_configure_optimizers_forms():
         parse_optimizers(None)
     with pytest.raises(TypeError, match="`int`"):
         parse_optimizers(3)
+    with pytest.warns(RuntimeWarning, match="unsupported keys in the optimizer configuration: {'frequency'}"):
+        assert parse_optimizers([{"optimizer": opt, "frequency": 2}])[0] == [opt]  # as Lightning 2.6
 
 
 def test_distributed_sampler_is_injected_unless_custom(monkeypatch):

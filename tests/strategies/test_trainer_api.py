@@ -147,3 +147,35 @@ def test_every_exported_callback_is_also_in_strategies_callbacks_as_lightning_ke
     for name in exported:
         assert getattr(strategies.callbacks, name) is getattr(strategies, name), name
         assert name in dir(strategies.callbacks)
+
+
+def test_a_datamodule_passed_where_the_loaders_go_is_the_datamodule_as_in_lightning():
+    data = ProbeData(batch_size=4)
+    trainer = Trainer(max_epochs=1, limit_train_batches=2, **QUIET)
+    trainer.fit(ProbeModule(), data)  # Lightning 2.6 moves it to `datamodule=`
+    assert trainer.datamodule is data and trainer.global_step == 2
+    (result,) = trainer.validate(trainer.lightning_module, data, verbose=False)
+    assert result and trainer.datamodule is data
+
+
+def test_limit_batches_are_trainer_attributes_as_in_lightning():
+    trainer = Trainer(limit_train_batches=3, limit_val_batches=0.5, **QUIET)
+    assert (trainer.limit_train_batches, trainer.limit_val_batches, trainer.limit_test_batches) == (3, 0.5, 1.0)
+    trainer.limit_test_batches = 2
+    assert trainer.limits["test"] == 2
+
+
+def test_save_weights_only_keeps_hyperparameters_so_load_from_checkpoint_works(tmp_path):
+    from strategies import ModelCheckpoint
+
+    module = _Hyper(lr=0.25)
+    checkpoint = ModelCheckpoint(dirpath=tmp_path, save_weights_only=True)
+    trainer = Trainer(max_epochs=1, limit_train_batches=2, **{**QUIET, "enable_checkpointing": True})
+    trainer.callbacks.append(checkpoint)
+    trainer.fit(module, datamodule=ProbeData(batch_size=4))
+    saved = torch.load(checkpoint.best_model_path, weights_only=True)
+    assert saved["hyper_parameters"] == {"lr": 0.25}
+    assert "optimizer_states" not in saved and "callbacks" not in saved and saved["global_step"] == 2
+    restored = _Hyper.load_from_checkpoint(checkpoint.best_model_path, strict=False)  # its layer comes in `setup`
+    assert restored.hparams.lr == 0.25
+    assert set(saved["state_dict"]) == set(module.state_dict())
