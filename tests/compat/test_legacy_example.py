@@ -43,7 +43,7 @@ def _run(script: Path, out: Path, *extra: str, env: dict | None = None) -> subpr
         capture_output=True,
         text=True,
         env=full_env,
-        cwd=REPO,
+        cwd=out,  # a default `lightning_logs/` lands there, not in the checkout
         timeout=300,
     )
 
