@@ -37,8 +37,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from compat._warnings import deprecation_message, warn_deprecated
+
 __all__ = [
     "EPOCH_END",
+    "OPTIMIZER_INDICES",
     "OUTPUTS",
     "TRAINER_HOOKS",
     "call_init_hook",
@@ -82,6 +85,8 @@ _FREED_AFTER = {
     "on_test_epoch_end": "test_step",
 }
 OUTPUTS = "_compat_outputs"  # the module's kept step outputs: {step name: [output, ...]}
+#: Under OUTPUTS: the optimizer index of each kept training output (1.x's several optimizers).
+OPTIMIZER_INDICES = "training_step:optimizer_idx"
 # Every old hook compat.Trainer calls (the module/callback shims warn about these at class definition).
 TRAINER_HOOKS = tuple(sorted({old for olds in _EVENTS.values() for old, _ in olds}))
 
@@ -102,10 +107,23 @@ def _dispatch(trainer: Any, module: Any, olds: Iterable[tuple[str, str]]) -> Non
             continue
         if old in EPOCH_END:
             result = hooks.call("module", module, old, epoch_outputs(module, EPOCH_END[old]))
-            if result is not None:
+            if result is not None and old == "training_epoch_end":  # 1.x raised here, and only here
                 raise TypeError(
                     f"`{type(module).__name__}.{old}` returned a value; Lightning 1.x required None: remove the "
                     "`return` (log with `self.log` instead)."
+                )
+            if result is not None:  # 1.3-1.5 ignored what the evaluation `*_epoch_end` returned
+                warn_deprecated(
+                    deprecation_message(
+                        "pytorch_lightning.LightningModule",
+                        "self.log",
+                        member=old,
+                        old_display=f"{type(module).__name__}.{old} returning a value",
+                        detail="the value is ignored, as Lightning 1.3-1.5 ignored it: its 'log' and "
+                        "'progress_bar' keys are not logged",
+                        hint="log with `self.log(...)` and drop the `return`",
+                    ),
+                    once_key=("epoch end return", type(module), old),
                 )
         else:
             hooks.call("module", module, old)
@@ -124,12 +142,24 @@ def dispatch_after(trainer: Any, module: Any, hook: str) -> None:
     if olds and module is not None:
         _dispatch(trainer, module, olds)
     if hook in _FREED_AFTER and module is not None:
-        module.__dict__.get(OUTPUTS, {}).pop(_FREED_AFTER[hook], None)
+        kept = module.__dict__.get(OUTPUTS, {})
+        kept.pop(_FREED_AFTER[hook], None)
+        if hook == "on_train_epoch_end":
+            kept.pop(OPTIMIZER_INDICES, None)
 
 
 def epoch_outputs(module: Any, step: str) -> list[Any]:
-    """The outputs the module's ``step`` kept this epoch (after ``*_step_end``)."""
-    return module.__dict__.get(OUTPUTS, {}).get(step, [])
+    """The outputs the module's ``step`` kept this epoch (after ``*_step_end``); with 1.x's several
+    optimizers, one list per optimizer (``outputs[optimizer_idx][batch]``), as 1.x passed them."""
+    kept = module.__dict__.get(OUTPUTS, {})
+    outputs = kept.get(step, [])
+    indices = kept.get(OPTIMIZER_INDICES) if step == "training_step" else None
+    if not indices or len(indices) != len(outputs):
+        return outputs
+    nested: list[list[Any]] = [[] for _ in range(max(indices) + 1)]
+    for index, output in zip(indices, outputs, strict=True):
+        nested[index].append(output)
+    return nested
 
 
 def call_init_hook(callbacks: Iterable[Any], name: str, trainer: Any) -> None:

@@ -242,8 +242,17 @@ class _LegacyModuleLoader(importlib.abc.Loader):
     def exec_module(self, module: types.ModuleType) -> None:
         old_module = old_path(module.__name__)
         module.__doc__ = f"``{old_module}`` (pytorch_lightning 1.x) on compat: see ``compat._legacy``."
-        module.__getattr__ = module_getattr(module.__name__)  # type: ignore[method-assign]
-        module.__dir__ = module_dir(module.__name__)  # type: ignore[method-assign]
+        own = importlib.import_module(_OWN_MODULES[old_module]).OWN if old_module in _OWN_MODULES else None
+        module.__getattr__ = module_getattr(module.__name__, own)  # type: ignore[method-assign]
+        module.__dir__ = module_dir(module.__name__, own)  # type: ignore[method-assign]
+
+
+#: 1.x modules with no compat file whose names compat implements in a private module (its
+#: ``OWN``: name -> a function returning ``(object, new name)``), resolved before the catalog.
+_OWN_MODULES = {
+    "pytorch_lightning.utilities.argparse": "compat._argparse",
+    "pytorch_lightning.utilities.argparse_utils": "compat._argparse",  # 1.2's old name of it
+}
 
 
 #: compat's module files whose 1.x path was a package (``pytorch_lightning.trainer`` had

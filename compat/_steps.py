@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from compat._bridge import Hook, is_internal_class
-from compat._hooks import EPOCH_END, OUTPUTS, TRAINER_HOOKS, epoch_outputs
+from compat._hooks import EPOCH_END, OPTIMIZER_INDICES, OUTPUTS, TRAINER_HOOKS, epoch_outputs
 from compat._warnings import deprecation_message, user_frame, warn_deprecated
 
 __all__ = ["adapt_callback", "adapt_module", "callback_hooks", "check_trainer", "module_hooks", "refuse_unbridgeable"]
@@ -89,9 +89,6 @@ _REFUSED = {
 }
 # A parameter of these hooks that 2.x no longer passes: not bridgeable.
 _REFUSED_PARAMS = {
-    ("module", "training_step", "optimizer_idx"): "Lightning 2.x calls `training_step(batch, batch_idx)` once per "
-    "batch: with several optimizers set `self.automatic_optimization = False` and step each one of "
-    "`self.optimizers()` yourself",
     ("module", "training_step", "hiddens"): "truncated BPTT was removed in Lightning 2.0: carry the hidden state "
     "yourself",
     ("module", "optimizer_step", "optimizer_idx"): "the 2.x signature is `optimizer_step(epoch, batch_idx, "
@@ -171,9 +168,11 @@ def refuse_unbridgeable(cls: type, side: str) -> None:
 # -- steps: *_step_end and the outputs of *_epoch_end ------------------------------------------------
 
 
-def _keep(store: dict[str, list[Any]], step: str, output: Any) -> None:
+def _keep(store: dict[str, list[Any]], step: str, output: Any, optimizer_idx: int | None = None) -> None:
     if output is None:
         return
+    if optimizer_idx is not None:  # 1.x's several optimizers: `training_epoch_end` gets them per optimizer
+        store.setdefault(OPTIMIZER_INDICES, []).append(optimizer_idx)
     if step == "training_step":
         import torch
 
@@ -208,7 +207,8 @@ def _wrap_step(step: str, func: Callable[..., Any]) -> Callable[..., Any]:
         if _user_function(cls, epoch_end) is not None or (
             step == "training_step" and _takes_outputs(_user_function(cls, "on_train_epoch_end"), 0)
         ):
-            _keep(self.__dict__.setdefault(OUTPUTS, {}), step, output)
+            index = args[2] if step == "training_step" and len(args) > 2 and isinstance(args[2], int) else None
+            _keep(self.__dict__.setdefault(OUTPUTS, {}), step, output, index)
         return output
 
     wrapped._compat_step_wrapper = True  # type: ignore[attr-defined]
@@ -234,6 +234,36 @@ def adapt_module(cls: type) -> None:
         if wanted and func is not None and not getattr(func, "_compat_step_wrapper", False):
             setattr(cls, step, _wrap_step(step, func))
     _adapt_signatures(cls, skip=0)
+    configure = vars(cls).get("configure_optimizers")
+    if configure is not None and not getattr(configure, "_compat_adapted", False):
+        cls.configure_optimizers = _frequencies_adapter(configure)  # type: ignore[attr-defined]
+
+
+def _frequencies_adapter(func: Callable[..., Any]) -> Callable[..., Any]:
+    """1.x's ``{"optimizer": opt, "frequency": n}`` dicts: the frequencies are kept on the module
+    for the 1.x loop over several optimizers (``compat._optimization``), the key taken out."""
+
+    @functools.wraps(func)
+    def adapted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = func(self, *args, **kwargs)
+        items = [result] if isinstance(result, dict) else result
+        if not isinstance(items, (list, tuple)) or not items or not all(isinstance(i, dict) for i in items):
+            return result
+        frequencies = [i["frequency"] for i in items if i.get("frequency") is not None]
+        if not frequencies:
+            return result
+        if len(frequencies) != len(items):
+            raise ValueError(
+                "`configure_optimizers` gave a `frequency` to some optimizers only: give one to each (as 1.x required)."
+            )
+        from compat._optimization import FREQUENCIES
+
+        self.__dict__[FREQUENCIES] = [int(f) for f in frequencies]
+        stripped = [{k: v for k, v in i.items() if k != "frequency"} for i in items]
+        return stripped[0] if isinstance(result, dict) else stripped
+
+    adapted._compat_adapted = True  # type: ignore[attr-defined]
+    return adapted
 
 
 def adapt_callback(cls: type) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 from compat import _legacy
 from compat._warnings import deprecation_message, warn_deprecated
 
-__all__ = ["ModelCheckpoint", "ProgressBar", "ProgressBarBase"]  # noqa: F822 (resolved by __getattr__)
+__all__ = ["BaseFinetuning", "ModelCheckpoint", "ProgressBar", "ProgressBarBase"]  # noqa: F822 (resolved by __getattr__)
 
 
 @functools.cache
@@ -212,6 +212,64 @@ def _progress_bar_base() -> type:
     return ProgressBarBase
 
 
+@functools.cache
+def _base_finetuning() -> type:
+    import inspect
+
+    import strategies
+
+    class BaseFinetuning(strategies.BaseFinetuning):
+        """``strategies.BaseFinetuning`` as 1.x subclasses use it.
+
+        - A subclass need not call ``super().__init__()`` (1.2's class had no ``__init__``; many
+          1.x callbacks never call it): the state it sets has defaults here.
+        - 1.x's ``finetune_function(pl_module, epoch, optimizer, opt_idx)`` is called with the
+          optimizer's index, warning once per class (the new one takes no ``opt_idx``).
+        """
+
+        _restarting = False
+        _rebuilt = False
+
+        @property
+        def _internal_optimizer_metadata(self) -> dict[int, list[dict[str, Any]]]:
+            return self.__dict__.setdefault("_compat_optimizer_metadata", {})
+
+        @_internal_optimizer_metadata.setter
+        def _internal_optimizer_metadata(self, value: dict[int, list[dict[str, Any]]]) -> None:
+            self.__dict__["_compat_optimizer_metadata"] = value
+
+        def __init_subclass__(cls, **kwargs: Any) -> None:
+            super().__init_subclass__(**kwargs)
+            own = vars(cls).get("finetune_function")
+            if own is None or len(inspect.signature(own).parameters) != 5:
+                return
+            warn_deprecated(
+                deprecation_message(
+                    "pytorch_lightning.callbacks.BaseFinetuning",
+                    "finetune_function(module, epoch, optimizer)",
+                    member="finetune_function",
+                    old_display=f"{cls.__name__}.finetune_function(pl_module, epoch, optimizer, opt_idx)",
+                    hint="drop `opt_idx`: it is called once per optimizer; `trainer.optimizers.index(optimizer)` "
+                    "is the index",
+                ),
+                once_key=(cls, "finetune_function"),
+            )
+
+            @functools.wraps(own)
+            def finetune_function(self: Any, module: Any, epoch: int, optimizer: Any) -> None:
+                index = next(i for i, o in enumerate(self._compat_optimizers) if o is optimizer)
+                own(self, module, epoch, optimizer, index)
+
+            cls.finetune_function = finetune_function  # type: ignore[method-assign]
+
+        def on_train_epoch_start(self, trainer: Any, module: Any) -> None:
+            self._compat_optimizers = trainer.optimizers
+            super().on_train_epoch_start(trainer, module)
+
+    BaseFinetuning.__qualname__ = "BaseFinetuning"
+    return BaseFinetuning
+
+
 def _tqdm_progress_bar() -> tuple[type, str]:
     import strategies
 
@@ -223,6 +281,7 @@ _OWN = {
     "ProgressBarBase": lambda: (_progress_bar_base(), "strategies.ProgressBar"),
     "ModelCheckpoint": lambda: (_model_checkpoint(), "strategies.ModelCheckpoint"),
     "LambdaCallback": lambda: (_lambda_callback(), "strategies.LambdaCallback"),
+    "BaseFinetuning": lambda: (_base_finetuning(), "strategies.BaseFinetuning"),
 }
 
 __getattr__ = _legacy.module_getattr(__name__, _OWN)

@@ -149,6 +149,7 @@ def _accuracy() -> type:
             return value if self.compute_on_step else None
 
     Accuracy.__module__ = __name__
+    Accuracy.__qualname__ = "Accuracy"  # its pickle path (DDP spawn sends the module to each process)
     return Accuracy
 
 

@@ -15,11 +15,13 @@
 
 from __future__ import annotations
 
+import functools
+from argparse import ArgumentParser, Namespace
 from typing import Any
 
 from typing_extensions import deprecated
 
-from compat import _steps
+from compat import _argparse, _steps
 from compat._bridge import (
     Hook,
     ShimMeta,
@@ -30,6 +32,7 @@ from compat._bridge import (
     mark_bridge,
     user_override,
 )
+from compat._warnings import deprecation_message, warn_deprecated
 from strategies.callbacks import Callback as _NewCallback
 from strategies.module import DataModule as _DataModule
 from strategies.module import TrainModule as _TrainModule
@@ -37,6 +40,7 @@ from strategies.module import TrainModule as _TrainModule
 __all__ = ["Callback", "LightningDataModule", "LightningModule"]
 
 _MODULE = "pytorch_lightning.LightningModule"
+_DATAMODULE = "pytorch_lightning.LightningDataModule"
 _CALLBACK = "pytorch_lightning.Callback"
 
 _MODULE_HOOKS = (
@@ -120,13 +124,125 @@ class LightningModule(_TrainModule, metaclass=ShimMeta):
 class LightningDataModule(_DataModule, metaclass=ShimMeta):
     """``pytorch_lightning.LightningDataModule``: use ``strategies.DataModule``."""
 
-    _compat_old = "pytorch_lightning.LightningDataModule"
+    _compat_old = _DATAMODULE
     _compat_new = "strategies.DataModule"
     _compat_new_cls = _DataModule
+
+    #: 1.x's shape of one sample (``size()`` returns it); a plain attribute, as it was in effect.
+    dims: Any = None
+
+    def __init__(
+        self,
+        train_transforms: Any = None,
+        val_transforms: Any = None,
+        test_transforms: Any = None,
+        dims: Any = None,
+    ) -> None:
+        super().__init__()
+        for name, value in (
+            ("train_transforms", train_transforms),
+            ("val_transforms", val_transforms),
+            ("test_transforms", test_transforms),
+            ("dims", dims),
+        ):
+            if value is not None:
+                _warn_removed_member(name, "keep it on your data module yourself (an attribute of your own)")
+                setattr(self, f"_{name}" if name != "dims" else name, value)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         bridge_subclass(cls, ())
+        for hook in ("prepare_data", "setup", "teardown"):
+            if hook in vars(cls):
+                setattr(cls, hook, _recording(vars(cls)[hook], hook))
+
+    def size(self, dim: int | None = None) -> Any:
+        """Deprecated (Lightning 1.5; removed in 1.7): ``self.dims``, or ``self.dims[dim]``."""
+        _warn_removed_member("size", "read `self.dims` (an attribute of your own) instead")
+        dims = self.dims
+        return dims[dim] if dim is not None and dims is not None else dims
+
+    def _transforms(name: str) -> property:  # type: ignore[misc]
+        def fget(self: Any) -> Any:
+            _warn_removed_member(name, "keep the transforms on your data module yourself")
+            return getattr(self, f"_{name}", None)
+
+        def fset(self: Any, value: Any) -> None:
+            _warn_removed_member(name, "keep the transforms on your data module yourself")
+            object.__setattr__(self, f"_{name}", value)
+
+        return property(fget, fset, doc=f"Deprecated (Lightning 1.5; removed in 1.7): ``{name}``.")
+
+    train_transforms = _transforms("train_transforms")
+    val_transforms = _transforms("val_transforms")
+    test_transforms = _transforms("test_transforms")
+    del _transforms
+
+    def _called(name: str, stage: str | None = None) -> property:  # type: ignore[misc]
+        def fget(self: Any) -> bool:
+            _warn_removed_member(name, "keep a flag of your own if your hook must not run twice")
+            return (stage or name) in getattr(self, "_compat_hook_calls", ())
+
+        return property(fget, doc=f"Deprecated (Lightning 1.4; removed in 1.6): whether ``{name}`` ran.")
+
+    has_prepared_data = _called("has_prepared_data", "prepare_data")
+    has_setup_fit = _called("has_setup_fit", "setup:fit")
+    has_setup_validate = _called("has_setup_validate", "setup:validate")
+    has_setup_test = _called("has_setup_test", "setup:test")
+    has_setup_predict = _called("has_setup_predict", "setup:predict")
+    has_teardown_fit = _called("has_teardown_fit", "teardown:fit")
+    has_teardown_validate = _called("has_teardown_validate", "teardown:validate")
+    has_teardown_test = _called("has_teardown_test", "teardown:test")
+    has_teardown_predict = _called("has_teardown_predict", "teardown:predict")
+    del _called
+
+    # 1.x's argparse helpers (compat/_argparse.py), from the subclass's own `__init__`.
+
+    @classmethod
+    def add_argparse_args(cls, parent_parser: ArgumentParser, **kwargs: Any) -> ArgumentParser:
+        """Deprecated (Lightning 2.0 removed it): the ``__init__`` arguments as ``--flags``."""
+        _argparse.warn_removed(_DATAMODULE, "add_argparse_args")
+        return _argparse.add_argparse_args(cls, parent_parser, **kwargs)
+
+    @classmethod
+    def from_argparse_args(cls, args: Namespace | ArgumentParser | dict, **kwargs: Any) -> Any:
+        """Deprecated (Lightning 2.0 removed it): the data module from the parsed ``args`` and
+        ``kwargs``."""
+        _argparse.warn_removed(_DATAMODULE, "from_argparse_args")
+        return _argparse.from_argparse_args(cls, args, **kwargs)
+
+    @classmethod
+    def get_init_arguments_and_types(cls) -> list[tuple[str, tuple[Any, ...], Any]]:
+        """Deprecated (Lightning 2.0 removed it): ``[(name, types, default), ...]`` of ``__init__``."""
+        _argparse.warn_removed(_DATAMODULE, "get_init_arguments_and_types")
+        return _argparse.get_init_arguments_and_types(cls)
+
+
+def _warn_removed_member(member: str, hint: str) -> None:
+    warn_deprecated(deprecation_message(_DATAMODULE, None, member=member, hint=hint))
+
+
+def _recording(hook: Any, name: str) -> Any:
+    """``hook`` (a data module's ``prepare_data``/``setup``/``teardown``), noting each call for
+    1.x's ``has_prepared_data``/``has_setup_<stage>``/``has_teardown_<stage>`` (a ``None`` stage
+    is every stage, as in 1.x)."""
+    if getattr(hook, "_compat_recording", False):
+        return hook
+
+    @functools.wraps(hook)
+    def record(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = hook(self, *args, **kwargs)
+        calls = self.__dict__.setdefault("_compat_hook_calls", set())
+        if name == "prepare_data":
+            calls.add(name)
+        else:
+            stage = kwargs.get("stage", args[0] if args else None)
+            stages = ("fit", "validate", "test", "predict") if stage is None else (str(stage),)
+            calls.update(f"{name}:{s}" for s in stages)
+        return result
+
+    record._compat_recording = True  # type: ignore[attr-defined]
+    return record
 
 
 def _call_legacy(callback: Any, trainer: Any, module: Any) -> None:

@@ -11,14 +11,16 @@ drives its plugins. The 1.x hooks of modules and callbacks are called at their 1
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
+from argparse import ArgumentParser, Namespace
 from typing import Any
 
 from typing_extensions import deprecated
 
 import strategies
-from compat import _warnings
+from compat import _argparse, _optimization, _warnings
 from compat._arguments import (
     TRAINER,
     TrainerArgumentsError,
@@ -51,6 +53,67 @@ _TRAINER_INTERNALS = (
     "run_test",
     "run_predict",
 )
+
+
+@functools.cache
+def _old_run_signature(method: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """``Trainer.<method>``'s positional parameters in the newest 1.x release that has it, and
+    the old names of its parameters: a name an older release had at a position where the newest
+    has another (``test(model, test_dataloaders, ...)`` in 1.2, ``test(model, dataloaders, ...)``
+    in 1.5) is that one's old name. Read from the catalog of the releases."""
+    from compat import _catalog
+
+    signatures = []
+    for name in _catalog.OLD:
+        catalog = _catalog.load(name)
+        signature = catalog.signature(catalog.trainer, method)
+        if signature is not None:
+            signatures.append(signature.positional())
+    newest = signatures[-1]
+    renamed = {
+        old: newest[index]
+        for positional in signatures[:-1]
+        for index, old in enumerate(positional)
+        if index < len(newest) and newest[index] != old
+    }
+    return newest, renamed
+
+
+def _old_run_arguments(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``fit``/``validate``/``test``/``predict``'s arguments, bound by position as the 1.x releases
+    bound them (their orders differ from Lightning 2.x's: 1.x's ``test(model, loaders, "best")``
+    is ``ckpt_path="best"``), as keywords of ``strategies.Trainer``'s method; an old keyword
+    (``test_dataloaders=``) warns once and is given its new name."""
+    positional, renamed = _old_run_signature(method)
+    if len(args) > len(positional):
+        raise TypeError(
+            f"`Trainer.{method}` takes at most {len(positional)} positional arguments in 1.x "
+            f"({', '.join(positional)}); got {len(args)}."
+        )
+    bound = dict(zip(positional, args, strict=False))
+    for key, value in kwargs.items():
+        if key in bound:
+            raise TypeError(f"`Trainer.{method}` got two values for `{key}`.")
+        bound[key] = value
+    arguments: dict[str, Any] = {}
+    for key, value in bound.items():
+        new = renamed.get(key, key)
+        if new != key:
+            warn_deprecated(
+                deprecation_message(
+                    _TRAINER,
+                    f"Trainer.{method}({new}=...)",
+                    member=method,
+                    old_display=f"Trainer.{method}({key}=...)",
+                    lightning=f"Trainer.{method}({new}=...)",
+                    detail="renamed in Lightning 1.4",
+                )
+            )
+        if arguments.get(new) is not None and value is not None:
+            raise TypeError(f"`Trainer.{method}` got `{key}` and `{new}`, which are one argument: pass only `{new}`.")
+        if value is not None or new not in arguments:
+            arguments[new] = value
+    return arguments
 
 
 def _check_plugins(out: Translation) -> None:
@@ -139,9 +202,12 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
     _compat_new_cls = strategies.Trainer
     registry = CompatRegistry(strategies.Trainer.registry)
     hooks_class = CompatHookCaller
+    optimization_class = _optimization.CompatOptimization
 
     def __init__(self, **kwargs: Any) -> None:
         warn_class_use(type(self))
+        # 1.x read `PL_TRAINER_<ARGUMENT>` environment variables as defaults (Lightning 2.x still does).
+        kwargs = {**vars(_argparse.parse_env_variables(type(self))), **kwargs}
         callbacks = list(kwargs.get("callbacks") or [])
         call_init_hook(callbacks, "on_init_start", self)
         out = translate(kwargs, accepted_arguments(strategies.Trainer))
@@ -149,6 +215,9 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
             warn_deprecated(message)
         check_gpus_here(out, kwargs)
         _check_plugins(out)
+        # 1.x evaluated under `torch.no_grad` (1.2-1.5 had no inference mode): a hook that needs
+        # autograd there (a callback's backward in `on_validation_epoch_end`) still runs.
+        out.kwargs.setdefault("inference_mode", False)
         if out.problems:
             try:  # what the new Trainer itself would refuse belongs in the same list
                 strategies.Trainer.__init__(self, **out.kwargs)
@@ -170,19 +239,16 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
             self.strategy._compat_container = out.container  # type: ignore[attr-defined]  # an old plugin's (checked above)
         call_init_hook(self.callbacks, "on_init_end", self)
 
-    def fit(
-        self,
-        model: Any,
-        train_dataloaders: Any = None,
-        val_dataloaders: Any = None,
-        datamodule: Any = None,
-        ckpt_path: str | os.PathLike | None = None,
-    ) -> None:
-        """``strategies.Trainer.fit``; ``ckpt_path`` defaults to ``Trainer(resume_from_checkpoint=...)``.
+    def fit(self, *args: Any, **kwargs: Any) -> None:
+        """``strategies.Trainer.fit``, its arguments bound as 1.x bound them (``_old_run_arguments``:
+        ``train_dataloader=`` is ``train_dataloaders=``); ``ckpt_path`` defaults to
+        ``Trainer(resume_from_checkpoint=...)``.
 
         As in Lightning 1.2, a ``resume_from_checkpoint`` file that does not exist starts from
         scratch with a warning (an explicit ``ckpt_path`` that does not exist is an error).
         """
+        arguments = _old_run_arguments("fit", args, kwargs)
+        ckpt_path = arguments.get("ckpt_path")
         if ckpt_path is None and self._compat_ckpt_path is not None:
             ckpt_path = self._compat_ckpt_path
             if not os.path.exists(ckpt_path):
@@ -193,7 +259,61 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
                     stacklevel=_warnings.stacklevel(),
                 )
                 ckpt_path = None
-        return super().fit(model, train_dataloaders, val_dataloaders, datamodule, ckpt_path)
+        if ckpt_path is not None:
+            arguments["ckpt_path"] = ckpt_path
+        return super().fit(**arguments)
+
+    def validate(self, *args: Any, **kwargs: Any) -> list[dict[str, float]]:
+        """``strategies.Trainer.validate``, its arguments bound as 1.x bound them
+        (``validate(model, dataloaders, ckpt_path, verbose, datamodule)``; ``val_dataloaders=`` is
+        ``dataloaders=``)."""
+        return super().validate(**_old_run_arguments("validate", args, kwargs))
+
+    def test(self, *args: Any, **kwargs: Any) -> list[dict[str, float]]:
+        """``strategies.Trainer.test``, its arguments bound as 1.x bound them
+        (``test(model, dataloaders, ckpt_path, verbose, datamodule)``; ``test_dataloaders=`` is
+        ``dataloaders=``)."""
+        return super().test(**_old_run_arguments("test", args, kwargs))
+
+    def predict(self, *args: Any, **kwargs: Any) -> list[Any] | None:
+        """``strategies.Trainer.predict``, its arguments bound as 1.x bound them
+        (``predict(model, dataloaders, datamodule, return_predictions, ckpt_path)``)."""
+        return super().predict(**_old_run_arguments("predict", args, kwargs))
+
+    __init__._compat_1x_trainer = True  # type: ignore[attr-defined]  # its parameters are the 1.x Trainer's
+
+    # -- 1.x's argparse helpers (compat/_argparse.py) --------------------------------------------
+
+    @classmethod
+    def add_argparse_args(cls, parent_parser: ArgumentParser, **kwargs: Any) -> ArgumentParser:
+        """Deprecated (Lightning 2.0 removed it): the 1.x Trainer's arguments as ``--flags`` on
+        ``parent_parser``, typed as 1.5 typed them (``compat._argparse``)."""
+        _argparse.warn_removed(_TRAINER, "add_argparse_args")
+        return _argparse.add_argparse_args(cls, parent_parser, **kwargs)
+
+    @classmethod
+    def from_argparse_args(cls, args: Namespace | ArgumentParser | dict, **kwargs: Any) -> Trainer:
+        """Deprecated (Lightning 2.0 removed it): a Trainer from the parsed ``args`` (the values
+        the user set) and ``kwargs``."""
+        _argparse.warn_removed(_TRAINER, "from_argparse_args")
+        return _argparse.from_argparse_args(cls, args, **kwargs)
+
+    @classmethod
+    def parse_argparser(cls, arg_parser: ArgumentParser | Namespace) -> Namespace:
+        """Deprecated (Lightning 2.0 removed it): parse, a bare ``--bool_flag`` read as ``True``."""
+        _argparse.warn_removed(_TRAINER, "parse_argparser")
+        return _argparse.parse_argparser(cls, arg_parser)
+
+    @classmethod
+    def default_attributes(cls) -> dict[str, Any]:
+        """Deprecated (Lightning 2.0 removed it): ``{argument: default}`` of the 1.x Trainer."""
+        _argparse.warn_removed(_TRAINER, "default_attributes")
+        return {name: default for name, _, default in _argparse.get_init_arguments_and_types(cls)}
+
+    @classmethod
+    def get_deprecated_arg_names(cls) -> list[str]:
+        """Deprecated (Lightning 2.0 removed it): the 1.x names ``add_argparse_args`` skips (none)."""
+        return []
 
     # -- old attributes -------------------------------------------------------------------------
 

@@ -256,6 +256,12 @@ class Catalog:
             dict(entry.get("values", {})),
         )
 
+    def init_annotations(self, path: str) -> dict[str, str]:
+        """``{parameter: annotation source}`` of the ``__init__`` of ``path``, where the catalog
+        keeps them (only the 1.x Trainer's: ``Trainer.add_argparse_args`` typed its flags by them)."""
+        resolved = self.resolve(path)
+        return dict(self._classes[resolved].get("init_annotations", {})) if resolved else {}
+
     def default_value(self, module: str, text: str) -> str:
         """A default as it is written in ``module`` (``Interval.step``), as a literal where it names an
         enum member this catalog knows the value of (``'step'``); else ``text`` itself."""

@@ -443,6 +443,9 @@ class _DDPInit:
         extra = _old_parallel_kwargs(owner, name, num_nodes, sync_batchnorm)
         self._compat_sync_batchnorm = bool(sync_batchnorm)
         self._compat_num_nodes = num_nodes
+        # 1.2-1.5 built DistributedDataParallel with `find_unused_parameters=True` unless told
+        # otherwise (a module whose steps leave parameters without gradients ran; 1.6 changed it)
+        kwargs.setdefault("find_unused_parameters", True)
         return {"parallel_devices": parallel_devices, "cluster_environment": cluster_environment, **extra, **kwargs}
 
     def _setup_model(self, module: nn.Module) -> nn.Module:

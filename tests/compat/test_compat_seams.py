@@ -41,6 +41,7 @@ def test_compat_trainer_plugs_in_through_the_class_attributes():
     assert compat.Trainer.hooks_class is CompatHookCaller
     assert issubclass(CompatHookCaller, strategies.HookCaller)
     assert compat.Trainer.metrics_class is strategies.Trainer.metrics_class
+    assert issubclass(compat.Trainer.optimization_class, strategies.AutomaticOptimization)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trainer = compat.Trainer(accelerator="cpu", devices=1, logger=False, enable_checkpointing=False)

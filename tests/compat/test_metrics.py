@@ -96,3 +96,12 @@ def test_accuracy_refuses_what_1x_refused_and_what_it_cannot_do():
         _accuracy()(torch.rand(3), torch.rand(3))
     with pytest.raises(ValueError, match=r"torchmetrics\.Accuracy\(task="):
         _accuracy(average="macro")
+
+
+def test_accuracy_pickles_by_its_1x_path_so_ddp_spawn_can_send_it():
+    import pickle
+
+    metric = _accuracy()
+    metric.update(torch.tensor([1, 0]), torch.tensor([1, 1]))
+    copy = pickle.loads(pickle.dumps(metric))
+    assert type(copy) is type(metric) and float(copy.compute()) == 0.5

@@ -204,14 +204,14 @@ def test_hooks_that_cannot_run_are_refused_together_when_the_class_is_defined():
     with pytest.raises(TypeError) as err:
 
         class Module(compat.LightningModule):
-            def training_step(self, batch, batch_idx, optimizer_idx):
+            def optimizer_zero_grad(self, epoch, batch_idx, optimizer, optimizer_idx):
                 pass
 
             def tbptt_split_batch(self, batch, split_size):
                 pass
 
     text = str(err.value)
-    assert "`Module.training_step` takes `optimizer_idx`" in text and "automatic_optimization = False" in text
+    assert "`Module.optimizer_zero_grad` takes `optimizer_idx`" in text and "drop `optimizer_idx`" in text
     assert "`Module.tbptt_split_batch`" in text
 
 
@@ -332,3 +332,32 @@ def test_the_1_2_program_runs_on_two_ddp_processes(tmp_path):
     for rank in (0, 1):
         assert json.loads(Path(f"{out}.rank{rank}").read_text()) == expected, f"rank {rank}"
     assert proc.stderr.count("`LegacyModel.training_epoch_end` is deprecated") == 1  # rank 0 only, once
+
+
+def test_an_evaluation_epoch_end_return_is_ignored_with_a_warning_as_in_1_3():
+    class Module(compat.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.Linear(2, 1)
+
+        def training_step(self, batch, batch_idx):
+            return self.layer(batch[0]).sum()
+
+        def validation_step(self, batch, batch_idx):
+            return {"val_loss": self.layer(batch[0]).sum()}
+
+        def validation_epoch_end(self, outputs):
+            loss = torch.stack([o["val_loss"] for o in outputs]).mean()
+            return {"val_loss": loss, "log": {"val_loss": loss}}
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    trainer = quiet(
+        lambda: compat.Trainer(
+            accelerator="cpu", devices=1, max_epochs=1, enable_progress_bar=False, logger=False, num_sanity_val_steps=0
+        )
+    )
+    with pytest.warns(compat.CompatDeprecationWarning, match="returning a value.*ignored"):
+        trainer.fit(quiet(Module), lp.data(), lp.data())
+    assert "val_loss" not in trainer.callback_metrics  # not logged, as 1.3-1.5 did not
