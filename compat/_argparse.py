@@ -374,7 +374,8 @@ def warn_removed(owner: str, member: str) -> None:
     )
 
 
-def _is_a_default(name: str, value: Any) -> bool:
+def is_1x_default(name: str, value: Any) -> bool:
+    """Whether ``value`` is the default of the 1.x Trainer's ``name`` in one of the releases."""
     return any(type(value) is type(d) and value == d for d in _trainer_parameters()[2].get(name, ()))
 
 
@@ -388,7 +389,7 @@ def from_argparse_args(cls: Any, args: argparse.Namespace | argparse.ArgumentPar
     if _uses_catalog(cls):
         common = _trainer_parameters()[1]
         valid = [name for name in valid if name in common or name in _ADDED_SPECIFIC]
-        chosen = {name: params[name] for name in valid if name in params and not _is_a_default(name, params[name])}
+        chosen = {name: params[name] for name in valid if name in params and not is_1x_default(name, params[name])}
     else:
         chosen = {name: params[name] for name in valid if name in params}
     chosen.update(kwargs)

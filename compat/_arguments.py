@@ -84,6 +84,7 @@ class Translation:
         messages: one deprecation message per old name used.
         problems: every argument that cannot run, each naming its replacement.
         ckpt_path: ``resume_from_checkpoint``: the default ``ckpt_path`` of ``fit``.
+        weights_save_path: 1.x's root of the ``ModelCheckpoint`` folders that have no ``dirpath``.
         container: an old ``Accelerator(precision_plugin, training_type_plugin)`` given as
             ``accelerator=``.
         explicit: the new arguments given as they are (not translated).
@@ -95,6 +96,7 @@ class Translation:
     ckpt_path: Any = None
     container: Any = None
     explicit: frozenset[str] = frozenset()
+    weights_save_path: Any = None
     _sources: dict[str, str] = field(default_factory=dict)
 
     def put(self, key: str, value: Any, source: str, explicit: frozenset[str]) -> None:
@@ -173,10 +175,7 @@ def translate(given: dict[str, Any], accepted: set[str]) -> Translation:
         elif name in accepted:
             out.kwargs[name] = value
         else:
-            out.problems.append(
-                f"`{name}=` is not an argument of strategies.Trainer (Lightning 1.x removed it, or strategies "
-                "does not have it): drop it or see docs/compat.md."
-            )
+            _removed_argument(out, name, value)
     explicit = frozenset(out.kwargs)
     for name, value, entry in sorted(olds, key=lambda old: old[0] == "plugins"):  # plugins last: they win
         if value is None and name not in _NONE_IS_A_CHOICE and entry.kind is Kind.ARGUMENT:
@@ -374,6 +373,76 @@ _HANDLERS: dict[str, Callable[[Translation, Any, frozenset[str]], None]] = {
     "plugins": _plugins,
     "checkpoint_callback": _checkpoint_callback,
 }
+
+
+# 1.x Trainer arguments that are gone with no rename (the rest of the catalog's 1.x arguments are
+# strategies.Trainer's or in the rename table): what a value other than the 1.x default needs.
+_REMOVED: dict[str, str] = {
+    "auto_select_gpus": "pick the devices yourself (`devices=[...]`; Lightning 2.x: `find_usable_cuda_devices(n)`)",
+    "ipus": "IPUs are not supported",
+    "log_gpu_memory": "add `callbacks=[DeviceStatsMonitor()]`",
+    "track_grad_norm": "log `strategies.utilities.grad_norm(self, norm_type)` in `on_before_optimizer_step`",
+    "auto_lr_find": "run a learning-rate search yourself before `fit` (Lightning 2.x: `Tuner(trainer).lr_find(model)`)",
+    "auto_scale_batch_size": "set the batch size yourself (Lightning 2.x: `Tuner(trainer).scale_batch_size(model)`)",
+    "prepare_data_per_node": "set `prepare_data_per_node` on the module or data module (an attribute in 2.x)",
+    "multiple_trainloader_mode": "combine the loaders yourself (Lightning 2.x: `CombinedLoader(loaders, mode)`)",
+    "stochastic_weight_avg": "add `callbacks=[StochasticWeightAveraging(swa_lrs=...)]`",
+    "terminate_on_nan": "check the loss in `training_step` (`torch.isfinite`) and raise",
+    "truncated_bptt_steps": "truncated back-propagation through time was removed: split the sequence yourself",
+    "automatic_optimization": "set `self.automatic_optimization = False` in the module's `__init__`",
+}
+# ... and those whose value changes nothing a run produces: taken with a warning, whatever it is.
+_NO_EFFECT: dict[str, str] = {
+    "process_position": "the progress bar's line: the bar stays where it is",
+    "move_metrics_to_cpu": "where logged tensors are kept: the values are the same",
+    "enable_pl_optimizer": "1.1-1.2's optimizer wrapper is always on",
+}
+
+
+def _removed_argument(out: Translation, name: str, value: Any) -> None:
+    """A 1.x Trainer argument strategies.Trainer does not have and the rename table does not
+    cover: taken at any 1.x release's default (the catalog's), with a warning; refused otherwise,
+    saying what to do."""
+    from compat._argparse import is_1x_default
+
+    display = _display(name, value)
+    if name == "weights_save_path":
+        if value is not None:
+            out.messages.append(
+                deprecation_message(
+                    TRAINER,
+                    "ModelCheckpoint(dirpath=...)",
+                    member=name,
+                    old_display=display,
+                    hint="compat puts the checkpoints of every ModelCheckpoint without a dirpath under it, as 1.x did",
+                )
+            )
+            out.weights_save_path = value
+        return
+    if name in _NO_EFFECT:
+        out.messages.append(
+            deprecation_message(TRAINER, None, member=name, old_display=display, detail=f"ignored: {_NO_EFFECT[name]}")
+        )
+        return
+    if is_1x_default(name, value):
+        out.messages.append(
+            deprecation_message(
+                TRAINER,
+                None,
+                member=name,
+                old_display=display,
+                detail="1.x's default, which is what strategies.Trainer does",
+                hint="drop it",
+            )
+        )
+        return
+    if name in _REMOVED:
+        out.problems.append(f"`{display}` has no equivalent here: {_REMOVED[name]}.")
+        return
+    out.problems.append(
+        f"`{name}=` is not an argument of strategies.Trainer (Lightning 1.x removed it, or strategies "
+        "does not have it): drop it or see docs/compat.md."
+    )
 
 
 def raise_problems(problems: list[str]) -> None:

@@ -36,6 +36,7 @@ from compat._warnings import deprecation_message, warn_deprecated
 from strategies.callbacks import Callback as _NewCallback
 from strategies.module import DataModule as _DataModule
 from strategies.module import TrainModule as _TrainModule
+from strategies.module import _Hyperparameters
 
 __all__ = ["Callback", "LightningDataModule", "LightningModule"]
 
@@ -68,6 +69,33 @@ _CALLBACK_HOOKS = (
 _LEGACY_CALLBACK_HOOKS = ("on_before_accelerator_backend_setup", "on_configure_sharded_model")  # from setup
 
 
+def _hparams_property(owner: str) -> property:
+    """``hparams`` with 1.x's setter: ``self.hparams = args`` (a ``Namespace`` or a dict) keeps
+    its values as the hyperparameters (saved in checkpoints), warning once per class."""
+
+    def fget(self: Any) -> Any:
+        return _Hyperparameters.hparams.fget(self)  # type: ignore[attr-defined]
+
+    def fset(self: Any, value: Any) -> None:
+        warn_deprecated(
+            deprecation_message(
+                owner,
+                "self.save_hyperparameters(...)",
+                member="hparams",
+                old_display=f"{type(self).__name__}: `self.hparams = ...`",
+                detail="the values are still kept as the hyperparameters",
+                hint="call `self.save_hyperparameters(args)` (a Namespace or a dict) instead",
+            ),
+            once_key=("hparams setter", type(self)),
+        )
+        values = vars(value) if isinstance(value, Namespace) else dict(value)
+        hparams = fget(self)
+        hparams.clear()
+        hparams.update(values)
+
+    return property(fget, fset, doc="The saved hyperparameters (``self.hparams.lr``); 1.x's setter is kept.")
+
+
 @deprecated("LightningModule is deprecated: use strategies.TrainModule", category=None)
 class LightningModule(_TrainModule, metaclass=ShimMeta):
     """``pytorch_lightning.LightningModule``: use ``strategies.TrainModule``."""
@@ -92,6 +120,7 @@ class LightningModule(_TrainModule, metaclass=ShimMeta):
         self.__dict__["_compat_trainer"] = trainer
 
     configure_sharded_model = forwarder(_MODULE, "configure_sharded_model", "configure_model")
+    hparams = _hparams_property(_MODULE)
 
     @classmethod
     def load_from_checkpoint(
@@ -130,6 +159,7 @@ class LightningDataModule(_DataModule, metaclass=ShimMeta):
 
     #: 1.x's shape of one sample (``size()`` returns it); a plain attribute, as it was in effect.
     dims: Any = None
+    hparams = _hparams_property(_DATAMODULE)
 
     def __init__(
         self,

@@ -152,6 +152,22 @@ def _check_plugins(out: Translation) -> None:
     out.kwargs["accelerator"] = container._device
 
 
+def _checkpoints_under(trainer: Any, root: Any) -> None:
+    """1.x's ``weights_save_path``: a ``ModelCheckpoint`` with no ``dirpath`` saves under
+    ``root/<logger name>/<version>/checkpoints`` (``root/checkpoints`` without a logger)."""
+    if root is None:
+        return
+    root = os.fspath(root)
+    for callback in trainer.callbacks:
+        if isinstance(callback, strategies.ModelCheckpoint) and callback.dirpath is None:
+            if trainer.loggers:
+                first = trainer.loggers[0]
+                version = first.version if isinstance(first.version, str) else f"version_{first.version}"
+                callback.dirpath = os.path.join(root, str(first.name or ""), version, "checkpoints")
+            else:
+                callback.dirpath = os.path.join(root, "checkpoints")
+
+
 class CompatHookCaller(strategies.HookCaller):
     """``strategies.HookCaller`` that also calls the 1.x hooks at their 1.x step (the table above).
 
@@ -161,7 +177,10 @@ class CompatHookCaller(strategies.HookCaller):
     """
 
     def before(self, hook: str) -> None:
-        """The old hooks 1.x called before the event ``hook``."""
+        """The old hooks 1.x called before the event ``hook``; at ``setup``, the checkpoint folders
+        under ``Trainer(weights_save_path=...)``."""
+        if hook == "setup":
+            _checkpoints_under(self.trainer, getattr(self.trainer, "_compat_weights_save_path", None))
         dispatch_before(self.trainer, self.trainer.strategy.module, hook)
 
     def after(self, hook: str) -> None:
@@ -230,6 +249,7 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
             raise TrainerArgumentsError(str(err)) from err
         self._compat_container = out.container
         self._compat_ckpt_path = out.ckpt_path
+        self._compat_weights_save_path = out.weights_save_path
         if out.container is not None:
             if not hasattr(self.strategy, "_compat_setup"):
                 raise TypeError(
@@ -279,6 +299,24 @@ class Trainer(strategies.Trainer, metaclass=ShimMeta):
         """``strategies.Trainer.predict``, its arguments bound as 1.x bound them
         (``predict(model, dataloaders, datamodule, return_predictions, ckpt_path)``)."""
         return super().predict(**_old_run_arguments("predict", args, kwargs))
+
+    def tune(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Deprecated (Lightning 2.0: ``Tuner``): 1.x ran the learning-rate finder and the
+        batch-size scaler here when ``auto_lr_find``/``auto_scale_batch_size`` asked for them;
+        compat refuses those at construction, so there is nothing to tune: returns ``{}``, as
+        1.x did then."""
+        _old_run_arguments("tune", args, kwargs)  # the same errors for arguments 1.x would refuse
+        warn_deprecated(
+            deprecation_message(
+                _TRAINER,
+                None,
+                member="tune",
+                lightning="lightning.pytorch.tuner.Tuner",
+                detail="nothing to tune: `auto_lr_find`/`auto_scale_batch_size` are not set",
+                hint="drop the call (Lightning 2.x tunes with `Tuner(trainer).lr_find(model)`)",
+            )
+        )
+        return {}
 
     __init__._compat_1x_trainer = True  # type: ignore[attr-defined]  # its parameters are the 1.x Trainer's
 

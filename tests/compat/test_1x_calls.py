@@ -203,3 +203,77 @@ def test_base_finetuning_without_super_init_and_with_opt_idx(tmp_path):
     _quiet(lambda: _trainer(tmp_path, max_epochs=2, callbacks=[Unfreeze()]).fit(model, _loader()))
     assert calls == [(0, 0), (1, 0)]
     assert all(p.requires_grad for p in model.layer.parameters())
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("terminate_on_nan", False),  # 1.2-1.4's default
+        ("terminate_on_nan", None),  # 1.5's
+        ("stochastic_weight_avg", False),
+        ("prepare_data_per_node", True),
+        ("multiple_trainloader_mode", "max_size_cycle"),
+        ("auto_select_gpus", False),
+        ("track_grad_norm", -1),
+        ("process_position", 3),  # no effect on what a run produces: any value
+        ("move_metrics_to_cpu", True),
+    ],
+)
+def test_a_removed_argument_at_its_1x_default_or_without_effect_is_taken_with_a_warning(tmp_path, name, value):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        compat.Trainer(default_root_dir=str(tmp_path), logger=False, **{name: value})
+    assert any(f"Trainer({name}=" in str(w.message) for w in rec if issubclass(w.category, CompatDeprecationWarning))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "hint"),
+    [
+        ("terminate_on_nan", True, "torch.isfinite"),
+        ("stochastic_weight_avg", True, "StochasticWeightAveraging"),
+        ("track_grad_norm", 2, "grad_norm"),
+        ("auto_lr_find", True, "lr_find"),
+        ("truncated_bptt_steps", 5, "split the sequence yourself"),
+    ],
+)
+def test_a_removed_argument_that_would_change_the_run_is_refused_saying_what_to_do(name, value, hint):
+    from compat._arguments import TrainerArgumentsError
+
+    with pytest.raises(TrainerArgumentsError, match=hint):
+        _quiet(lambda: compat.Trainer(logger=False, **{name: value}))
+
+
+def test_weights_save_path_is_where_checkpoints_without_a_dirpath_go_as_in_1x(tmp_path):
+    trainer = _trainer(tmp_path / "root", weights_save_path=str(tmp_path / "weights"), logger=True)
+    _quiet(lambda: trainer.fit(Model(), _loader()))
+    saved = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.ckpt"))
+    assert [str(p.parent) for p in saved] == ["weights/lightning_logs/version_0/checkpoints"], saved
+
+
+def test_tune_without_auto_arguments_has_nothing_to_do(tmp_path):
+    trainer = _trainer(tmp_path)
+    with pytest.warns(CompatDeprecationWarning, match="Trainer.tune"):
+        assert trainer.tune(Model(), _loader()) == {}
+
+
+def test_assigning_hparams_keeps_them_as_hyperparameters(tmp_path):
+    from argparse import Namespace
+
+    class Data(compat.LightningDataModule):
+        def __init__(self, args):
+            super().__init__()
+            self.hparams = args
+
+    class Hyper(Model):
+        def __init__(self, args):
+            super().__init__()
+            self.hparams = args
+
+    with pytest.warns(CompatDeprecationWarning, match="self.save_hyperparameters"):
+        data = Data(Namespace(batch_size=4, root="/data"))
+    assert data.hparams.batch_size == 4 and data.hparams["root"] == "/data"
+    model = _quiet(lambda: Hyper({"lr": 0.5}))
+    trainer = _trainer(tmp_path)
+    _quiet(lambda: trainer.fit(model, _loader()))
+    trainer.save_checkpoint(tmp_path / "h.ckpt")
+    assert torch.load(tmp_path / "h.ckpt", weights_only=True)["hyper_parameters"] == {"lr": 0.5}
