@@ -6,10 +6,12 @@ from functools import partial
 
 import libcst as cst
 
+from compat import _catalog
 from compat.renames import Rename
 
 from ._context import Context
 from ._edits import set_value
+from ._homes import find_home, lightning_path, old_kind
 from ._ids import Rule
 from ._imports import ImportRequest
 from ._rule import RuleCommand, Site
@@ -24,7 +26,9 @@ class RenameClassReferencesCommand(RuleCommand):
 
     A name is renamed only when it resolves, through the file's imports and scopes, to an old
     name; attribute chains (``pl.plugins.DDPPlugin``) become the new name, imported next to the
-    import they went through. A local name that merely looks old is left alone.
+    import they went through. A chain to a 1.x function or value the rename table does not list
+    (``pl.seed_everything``) becomes the target's name when the catalogs give it one home, as an
+    import of it does. A local name that merely looks old is left alone.
 
     Before::
 
@@ -81,6 +85,8 @@ class RenameClassReferencesCommand(RuleCommand):
             entry = self._chain_entry(ctx, attribute, scope)
             if entry is not None:
                 self._chain(ctx, attribute, scope, entry)
+            elif (found := self._found_home(ctx, attribute, scope, self.target)) is not None:
+                self._chain(ctx, attribute, scope, None, found)
         for string, scope in ctx.analysis.strings:
             self._string(ctx, string, scope)
 
@@ -97,8 +103,41 @@ class RenameClassReferencesCommand(RuleCommand):
         entry = ctx.old_object(attribute, scope)
         return entry if entry is not None and ctx.table.auto(entry) else None
 
-    def _chain(self, ctx: Context, attribute: cst.Attribute, scope: Scope, entry: Rename) -> None:
-        new_qualname = ctx.table.new(entry)
+    @staticmethod
+    def _found_home(ctx: Context, attribute: cst.Attribute, scope: Scope, target: str) -> str | None:
+        """``pl.seed_everything``: a 1.x function or value the rename table does not cover, reached
+        through a module import, that the target has under one home (the catalogs say, as for
+        ``from pytorch_lightning import seed_everything``): its new qualified name. For Lightning,
+        only where the chain does not resolve as it is (``import lightning.pytorch as pl`` keeps
+        ``pl.seed_everything``; ``pl.utilities.seed.seed_everything`` moved)."""
+        text = dotted(attribute)
+        if text is None or "." not in text:
+            return None
+        root_name, _, rest = text.partition(".")
+        root = attribute.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        bound = ctx.bindings(root, scope) if isinstance(root, cst.Name) and root.value == root_name else []
+        if len(bound) != 1 or not isinstance(bound[0].stmt, cst.Import) or not bound[0].qualname:
+            return None
+        qualname = bound[0].qualname
+        if qualname.partition(".")[0] != _catalog.OLD_PACKAGE:
+            return None
+        path = f"{qualname}.{rest}"
+        module, _, name = path.rpartition(".")
+        if name.startswith("_") or old_kind(module) != "module" or old_kind(path) is not None:
+            return None  # not a name of a module, or a module or a class (the table's)
+        if not any(name in _catalog.load(c).public(module) for c in _catalog.OLD):
+            return None
+        if target == "lightning" and _catalog.target("lightning").binds(f"{lightning_path(module)}.{name}"):
+            return None
+        home = find_home(target, module, name)
+        return f"{home.module}.{name}" if home.module is not None else None
+
+    def _chain(
+        self, ctx: Context, attribute: cst.Attribute, scope: Scope, entry: Rename | None, found: str | None = None
+    ) -> None:
+        new_qualname = ctx.table.new(entry) if entry is not None else found
         assert new_qualname is not None
         new = split_qualname(new_qualname)
         plan = ctx.import_plan

@@ -12,6 +12,7 @@ except ModuleNotFoundError as _err:  # the CLI's install (and its pre-commit hoo
         name="torch",
     ) from None
 
+from strategies._optimization import AutomaticOptimization
 from strategies._progress import ProgressBar, TQDMProgressBar
 from strategies._seed import seed_everything
 from strategies.accelerators import Accelerator, CPUAccelerator, CUDAAccelerator
@@ -43,7 +44,6 @@ from strategies.single_device import SingleDeviceStrategy
 from strategies.strategy import Strategy
 from strategies.swa import StochasticWeightAveraging
 from strategies.timer import Timer
-from strategies._optimization import AutomaticOptimization
 from strategies.trainer import HookCaller, Trainer, TrainerMetrics
 
 
