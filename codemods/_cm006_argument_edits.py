@@ -15,7 +15,7 @@ from ._edits import TodoLine, before_item, with_before_item
 from ._ids import TODO_PREFIX
 from ._layout import add_lines, todo_lines, uncommented, with_lines, without
 
-__all__ = ["ArgOp", "apply_ops", "conflict", "falsy", "message", "named", "quote_of", "template"]
+__all__ = ["ArgOp", "apply_ops", "conditional", "conflict", "falsy", "message", "named", "quote_of", "template"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,47 @@ def template(text: str) -> tuple[cst.Arg, ...]:
     call = cst.parse_expression(f"f({text})")
     assert isinstance(call, cst.Call)
     return tuple(call.args)
+
+
+def conditional(new: str, falsy_new: str, default: dict[str, str]) -> tuple[cst.Arg, ...]:
+    """The template of ``new`` (``accelerator='cuda', devices=...``) for a value known only at run
+    time whose falsy values mean ``falsy_new`` (``accelerator='cpu'``): each keyword is
+    ``<new value> if ... else <falsy value>`` (``default[keyword]``, the new Trainer's default,
+    where ``falsy_new`` does not name it), ``...`` standing for the value."""
+    truthy = {a.keyword.value: a.value for a in template(new) if a.keyword is not None}
+    otherwise = {a.keyword.value: a.value for a in template(falsy_new) if a.keyword is not None}
+    args = []
+    for key in dict.fromkeys([*truthy, *otherwise]):
+        yes = truthy.get(key) or cst.parse_expression(default[key])
+        no = otherwise.get(key) or cst.parse_expression(default[key])
+        value = cst.IfExp(test=cst.Ellipsis(), body=yes, orelse=no)
+        args.append(
+            cst.Arg(
+                value=value,
+                keyword=cst.Name(key),
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            )
+        )
+    return tuple(args)
+
+
+class _Fill(cst.CSTTransformer):
+    """``...`` inside a template's value -> the argument's value."""
+
+    def __init__(self, value: cst.BaseExpression) -> None:
+        self.value = value
+
+    def leave_Ellipsis(self, original: cst.Ellipsis, updated: cst.Ellipsis) -> cst.BaseExpression:  # noqa: N802
+        return self.value
+
+
+def _filled(template_value: cst.BaseExpression, value: cst.BaseExpression, quote: str | None) -> cst.BaseExpression:
+    if isinstance(template_value, cst.Ellipsis):
+        return value
+    if isinstance(template_value, cst.IfExp):
+        parts = {k: _filled(getattr(template_value, k), value, quote) for k in ("test", "body", "orelse")}
+        return template_value.with_changes(**parts)
+    return _requote(template_value, quote)
 
 
 def falsy(value: cst.BaseExpression) -> bool:
@@ -65,7 +106,7 @@ def _keywords(module: cst.Module, call: cst.Call, ops: dict[int, ArgOp]) -> list
             out.append((arg.keyword.value, _code(module, arg.value)))
         elif op.kind == "expand":
             for new in op.template:
-                value = arg.value if isinstance(new.value, cst.Ellipsis) else new.value
+                value = _filled(new.value, arg.value, None)
                 out.append((new.keyword.value, _code(module, value)))  # type: ignore[union-attr]
         elif op.kind == "rename":
             out.append((op.keyword, _code(module, arg.value)))
@@ -148,7 +189,7 @@ def apply_ops(node: cst.CSTNode, ops: dict[int, ArgOp], quote: str | None, names
                     arg,
                     # an "expand" template holds keyword arguments only (AttributeError otherwise, as before)
                     t.keyword.value,  # type: ignore[union-attr]
-                    arg.value if isinstance(t.value, cst.Ellipsis) else _requote(t.value, quote),
+                    _filled(t.value, arg.value, quote),
                 )
                 for t in op.template
             ]

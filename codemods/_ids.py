@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["TODO_PREFIX", "Rule"]
+__all__ = ["OPAQUE_VALUE", "TODO_PREFIX", "Rule"]
 
 #: Every TODO left by ``python -m compat.migrate`` starts with this (greppable) prefix.
 TODO_PREFIX = "# TODO(compat.migrate): "
@@ -37,3 +37,9 @@ class Rule(enum.StrEnum):
     def todo(self, hint: str) -> str:
         """The full comment for one site: the prefix, this id, then the hint on one line."""
         return f"{TODO_PREFIX}{self} {' '.join(hint.split())}".rstrip()
+
+
+#: The prefix of the names that stand for values not known from the text (a YAML config's
+#: ``${oc.env:GPUS}``, written as Python for the rules): no rule may write code that evaluates one
+#: twice (standard library only here, so that the YAML reader imports no libcst).
+OPAQUE_VALUE = "_compat_yaml_value_"

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from functools import partial
 
 import libcst as cst
 
+from compat import _catalog
 from compat.renames import Kind, Rename
 
 from ._calls import ArgInfo, CallSite, literal
 from ._cm006_argument_edits import (
     ArgOp,
     apply_ops,
+    conditional,
     conflict,
     falsy,
     message,
@@ -23,7 +26,7 @@ from ._cm006_argument_edits import (
 from ._cm006_launch import keep_launch
 from ._cm006_value_types import append_to_list, fit
 from ._context import Context
-from ._ids import Rule
+from ._ids import OPAQUE_VALUE, Rule
 from ._layout import comments
 from ._rule import RuleCommand, Site
 
@@ -172,6 +175,9 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                     hint = entry.hint or f"`{info.name}=` with this value has no direct equivalent"
                     ctx.edits.todo(arg, self.RULE, hint, entry)
                     return None
+                if entry.falsy and not _constant(arg.value) and _repeatable(arg.value):
+                    defaults = _trainer_defaults(self.target)
+                    return ArgOp("expand", entry, template=conditional(new, entry.falsy, defaults))
                 if entry.hint and not _constant(arg.value):
                     hint = f"`{info.name}=` may be 0 or None here, and {entry.hint}; then rewrite it"
                     ctx.edits.todo(arg, self.RULE, hint, entry)
@@ -181,7 +187,12 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             if table.auto(entry):
                 return self._typed_rename(ctx, site, info, entry, new)
             return self._move(ctx, site, info, entry, new)
-        if info.literal is None and info.any_values and not isinstance(ctx.receiver(arg.value, site.scope), str):
+        if (
+            info.literal is None
+            and info.any_values
+            and not isinstance(ctx.receiver(arg.value, site.scope), str)
+            and not _none_of(arg.value, {str(e.value) for e in info.any_values})
+        ):
             kw = info.name
             olds = ", ".join(sorted({repr(e.value) for e in info.any_values}))
             news = {template(new)[0].keyword.value for e in info.any_values if (new := table.new(e))}  # type: ignore[union-attr]
@@ -247,6 +258,40 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         )
         comment = comma.whitespace_after.first_line if follows else None  # type: ignore[union-attr]
         return ArgOp("move", entry, keyword=keyword, element=members[0], comment=comment)
+
+
+def _none_of(value: cst.BaseExpression, olds: set[str]) -> bool:
+    """Whether ``value`` is a literal, or a conditional of literals (``"cuda" if n else "cpu"``,
+    as this rule writes for ``gpus=n``), that is none of ``olds``."""
+    if isinstance(value, cst.IfExp):
+        return _none_of(value.body, olds) and _none_of(value.orelse, olds)
+    text = literal(value)
+    return text is not None and str(text) not in olds
+
+
+def _repeatable(value: cst.BaseExpression) -> bool:
+    """A name, an attribute chain or a subscript of one by a literal or a name: evaluating it twice
+    gives the same value and does nothing else (``args.gpus``, ``config["gpus"]``)."""
+    if isinstance(value, cst.Name):  # not a YAML value standing in for an interpolation
+        return value.value not in ("None", "True", "False") and not value.value.startswith(OPAQUE_VALUE)
+    if isinstance(value, cst.Attribute):
+        return _repeatable(value.value)
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1:
+        index = value.slice[0].slice
+        return (
+            isinstance(index, cst.Index)
+            and (_constant(index.value) or isinstance(index.value, cst.Name))
+            and _repeatable(value.value)
+        )
+    return False
+
+
+@functools.cache
+def _trainer_defaults(target: str) -> dict[str, str]:
+    """The new Trainer's defaults by keyword, as source text (the target catalog's)."""
+    catalog = _catalog.target(target)
+    signature = catalog.signature(catalog.trainer)
+    return {p.name: p.default for p in (signature.params if signature else ()) if p.default is not None}
 
 
 def _constant(value: cst.BaseExpression) -> bool:

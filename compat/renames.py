@@ -106,6 +106,9 @@ class Rename:
             value whose type is not known).
         moves: ``(old class path, list keyword)``: where a value of that class goes instead of
             the new keyword (``ModelCheckpoint`` instances join ``callbacks=[...]``).
+        falsy: for ``ARGUMENT`` entries whose falsy values meant something else (``gpus=0`` or
+            ``None``: the CPU), the new keywords for them on both targets (``"accelerator='cpu'"``):
+            a value known only at run time becomes a conditional expression of both.
     """
 
     kind: Kind
@@ -127,6 +130,7 @@ class Rename:
     old_types: tuple[str, ...] = ()
     new_types: tuple[str, ...] = ()
     moves: tuple[tuple[str, str], ...] = ()
+    falsy: str | None = None
 
     @property
     def old_name(self) -> str:
@@ -1809,6 +1813,7 @@ RENAMES: tuple[Rename, ...] = (
         renamed_in="1.7",
         row=4,
         hint="gpus=0 or gpus=None meant CPU: use accelerator='cpu' there",
+        falsy="accelerator='cpu'",
     ),
     Rename(
         Kind.ARGUMENT,

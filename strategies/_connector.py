@@ -47,7 +47,10 @@ def resolve_devices(
             return max(1, environment.world_size() // max(1, num_nodes))
         return accelerator.auto_device_count()
     if isinstance(devices, str):
-        devices = int(devices) if devices.strip().lstrip("-").isdigit() else devices
+        if "," in devices:  # "0,1" and "1," are CUDA indices, as Lightning reads them
+            devices = [int(part) for part in devices.split(",") if part.strip()]
+        else:
+            devices = int(devices) if devices.strip().lstrip("-").isdigit() else devices
     if devices == -1:
         return accelerator.max_device_count()
     if isinstance(devices, (list, tuple)):

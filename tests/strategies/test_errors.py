@@ -101,3 +101,21 @@ def test_existing_group_with_another_backend():
     finally:
         RENDEZVOUS.close()
         env.teardown()
+
+
+def test_a_string_of_indices_is_a_list_of_cuda_devices_as_in_lightning():
+    from strategies import CPUAccelerator, CUDAAccelerator
+    from strategies._connector import resolve_devices
+
+    class TwoGpus(CUDAAccelerator):
+        @staticmethod
+        def max_device_count() -> int:
+            return 2
+
+    env = LocalEnvironment()
+    assert resolve_devices("0,1", TwoGpus(), env, 1) == [0, 1]
+    assert resolve_devices("1,", TwoGpus(), env, 1) == [1]
+    with pytest.raises(ValueError, match="needs `accelerator='cuda'`"):
+        resolve_devices("0,1", CPUAccelerator(), env, 1)
+    with pytest.raises(ValueError, match="pass a positive count"):
+        resolve_devices("0", CPUAccelerator(), env, 1)  # 1.x's gpus="0" (no GPU) fails loudly here
