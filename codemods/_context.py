@@ -66,6 +66,9 @@ class Context(Resolver):
         #: engine from the source; ``True`` when it cannot tell): a rule that looks for its own
         #: TODOs of an earlier run skips generating code for that when there is none.
         self.todo_comments = True
+        #: whether the file is a config file read as Python (``CONFIG_MARKER``): only values a
+        #: config can hold may be written.
+        self.config = False
         self._import_plan: ImportPlan | None = None
         self._member_sites: list[MemberSite] | None = None
         self._call_sites: list[CallSite] | None = None

@@ -21,7 +21,7 @@ from compat.renames import Rename
 from ._calls import find_call_sites
 from ._context import Context, Site
 from ._edits import Change
-from ._ids import TODO_PREFIX, Rule
+from ._ids import CONFIG_MARKER, TODO_PREFIX, Rule
 from ._imports import plan_imports
 from ._lightning import finish_lightning
 from ._members import find_member_sites
@@ -69,6 +69,7 @@ def run_rules(
     user_classes = user_classes or {}
     ctx = _context(tree, module, target, user_classes, {need for rule in rules for need in rule.NEEDS})
     ctx.todo_comments = source is None or TODO_PREFIX in source
+    ctx.config = source is not None and source.startswith(CONFIG_MARKER)
     for rule in rules:
         rule(target=target, user_classes=user_classes).run(ctx)
     module_node, code, changes = ctx.edits.finish(source, suppressions)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
+from typing import cast
 
 import libcst as cst
 
 from compat import _catalog
+from compat._legacy import new_home
 from compat.renames import Kind, Rename
 
 from ._calls import ArgInfo, CallSite, literal
@@ -44,7 +47,11 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
     signature and passed by keyword, as the new classes order their parameters differently.
     How 1.x launched CPU processes is kept: ``num_processes=N`` alone spawned (``strategy=
     "ddp_spawn"`` is added), ``ddp_cpu`` without a count started one process per CPU (a TODO).
-    A non-literal value where a literal decides the meaning (``gpus=n``: 0 meant CPU), a falsy
+    A literal the table says is a callback's setting now (``progress_bar_refresh_rate=20``)
+    becomes that callback in ``callbacks=[...]`` (``TQDMProgressBar(refresh_rate=20)``); a value
+    read at run time whose falsy values meant something else (``gpus=args.gpus``: 0 meant CPU)
+    becomes a conditional of both meanings when it can be read twice (a name, an attribute).
+    Other non-literal values where a literal decides the meaning, a falsy
     device count, positional arguments whose meaning changed between 1.x releases, or keywords
     that would conflict get a TODO, not a guess. Calls of user subclasses count too.
 
@@ -71,11 +78,16 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
     def run(self, ctx: Context) -> None:
         for site in ctx.call_sites:
             self._moves: list[tuple[ArgInfo, str, Rename]] = []
+            self._bars: list[tuple[ArgInfo, str, Rename]] = []
             self._site(ctx, site)
             for info, keyword, entry in self._moves:  # after the other edits of the call: they index its arguments
                 name = info.name
                 ctx.edits.replace(site.call, append_to_list(name, keyword), self.RULE, None)
                 message = f"{name}=<{keyword[:-1] if keyword.endswith('s') else keyword}> -> {keyword}=[...]"
+                ctx.edits.report(info.arg, self.RULE, message, entry)
+            for info, made, entry in self._bars:
+                ctx.edits.replace(site.call, _as_callback(info.name, made), self.RULE, None)
+                message = f"{info.name}=... -> callbacks=[{made}]"
                 ctx.edits.report(info.arg, self.RULE, message, entry)
 
     def _site(self, ctx: Context, site: CallSite) -> None:
@@ -166,6 +178,8 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         if info.arguments:
             entry = info.arguments[0]
             new = table.new(entry)
+            if entry.as_callback and entry.falsy and isinstance(arg.value, cst.Integer) and not ctx.config:
+                return self._as_callback(ctx, site, info, entry)
             if new is None:
                 return None
             if not new.isidentifier():
@@ -200,6 +214,38 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             hint = f"`{kw}=` no longer takes {olds}: if this value can be one of them, pass it as {where}"
             ctx.edits.todo(arg, self.RULE, hint)
             ctx.answered.add(id(arg))
+        return None
+
+    def _as_callback(self, ctx: Context, site: CallSite, info: ArgInfo, entry: Rename) -> ArgOp | None:
+        """An integer literal of an entry with ``as_callback`` (``progress_bar_refresh_rate=N``):
+        0 is the entry's ``falsy`` keywords (``enable_progress_bar=False``); N is
+        ``callbacks=[TQDMProgressBar(refresh_rate=N)]`` (what 1.x did, at that rate), the class
+        where the target has it. A ``callbacks=`` that is not a list literal, a config file, or a
+        name already taken: CM007's TODO."""
+        assert entry.as_callback is not None and entry.falsy is not None
+        rate = int(cast(cst.Integer, info.arg.value).evaluated_value)
+        if rate == 0:
+            return ArgOp("expand", entry, template=template(entry.falsy))
+        cls, keyword = entry.as_callback
+        home = new_home(cls, self.target)
+        if home is None:
+            return None
+        there = next((a for a in site.call.args if a.keyword is not None and a.keyword.value == "callbacks"), None)
+        if any(a.star for a in site.call.args) or (there is not None and not isinstance(there.value, cst.List)):
+            return None
+        root = site.call.func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        statements = [
+            b.stmt
+            for b in (ctx.bindings(root, site.scope) if isinstance(root, cst.Name) else ())
+            if isinstance(b.stmt, (cst.Import, cst.ImportFrom))
+        ]
+        name = ctx.import_plan.bind_new(home, site.scope, statements)
+        if name is None:
+            return None
+        self._bars.append((info, f"{name}({keyword}={rate})", entry))
+        ctx.answered.add(id(info.arg))
         return None
 
     def _typed_rename(self, ctx: Context, site: CallSite, info: ArgInfo, entry: Rename, new: str) -> ArgOp | None:
@@ -258,6 +304,21 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         )
         comment = comma.whitespace_after.first_line if follows else None  # type: ignore[union-attr]
         return ArgOp("move", entry, keyword=keyword, element=members[0], comment=comment)
+
+
+def _as_callback(old: str, made: str) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    """An edit of a call: ``old=<value>`` becomes the callback ``made`` in ``callbacks=[...]``."""
+    append = append_to_list(old, "callbacks")
+
+    def fn(call: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(call, cst.Call)
+        value = cst.parse_expression(made)
+        args = [
+            a.with_changes(value=value) if a.keyword is not None and a.keyword.value == old else a for a in call.args
+        ]
+        return append(call.with_changes(args=args))
+
+    return fn
 
 
 def _none_of(value: cst.BaseExpression, olds: set[str]) -> bool:

@@ -295,6 +295,28 @@ def _checkpoint_callback(out: Translation, value: Any, explicit: frozenset[str])
         )
 
 
+def _refresh_rate(out: Translation, value: Any, explicit: frozenset[str]) -> None:
+    """``progress_bar_refresh_rate=``: 0 hides the bar; a rate N shows 1.x's bar at that rate
+    (``TQDMProgressBar(refresh_rate=N)`` added to the callbacks, as the codemod writes it); ``None``
+    (1.5's default) is the default bar."""
+    source = f"progress_bar_refresh_rate={value!r}"
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        out.problems.append(f"`{_display('progress_bar_refresh_rate', value)}` must be a rate: 0 (no bar) or N > 0.")
+        return
+    out.put("enable_progress_bar", value > 0, source, explicit)
+    given = out.kwargs.get("callbacks")
+    if value > 0 and not any(type(c).__name__ == "TQDMProgressBar" for c in _as_list(given)):
+        from strategies import TQDMProgressBar
+
+        out.kwargs["callbacks"] = [*_as_list(given), TQDMProgressBar(refresh_rate=value)]
+
+
+def _as_list(given: Any) -> list[Any]:
+    return [] if given is None else list(given) if isinstance(given, (list, tuple)) else [given]
+
+
 def _resume(out: Translation, value: Any, explicit: frozenset[str]) -> None:
     out.ckpt_path = value
 
@@ -372,6 +394,7 @@ _HANDLERS: dict[str, Callable[[Translation, Any, frozenset[str]], None]] = {
     "resume_from_checkpoint": _resume,
     "plugins": _plugins,
     "checkpoint_callback": _checkpoint_callback,
+    "progress_bar_refresh_rate": _refresh_rate,
 }
 
 

@@ -109,6 +109,10 @@ class Rename:
         falsy: for ``ARGUMENT`` entries whose falsy values meant something else (``gpus=0`` or
             ``None``: the CPU), the new keywords for them on both targets (``"accelerator='cpu'"``):
             a value known only at run time becomes a conditional expression of both.
+        as_callback: for ``ARGUMENT`` entries whose literal value (other than a falsy one) is the
+            setting of a callback now, ``(callback class, its keyword)``: ``("TQDMProgressBar",
+            "refresh_rate")`` makes ``progress_bar_refresh_rate=20``
+            ``callbacks=[TQDMProgressBar(refresh_rate=20)]`` (the class where the target has it).
     """
 
     kind: Kind
@@ -131,6 +135,7 @@ class Rename:
     new_types: tuple[str, ...] = ()
     moves: tuple[tuple[str, str], ...] = ()
     falsy: str | None = None
+    as_callback: tuple[str, str] | None = None
 
     @property
     def old_name(self) -> str:
@@ -1938,9 +1943,11 @@ RENAMES: tuple[Rename, ...] = (
         lightning="enable_progress_bar=...",
         renamed_in="1.5",
         automatic=False,
+        falsy="enable_progress_bar=False",
+        as_callback=("TQDMProgressBar", "refresh_rate"),
         hint=(
-            "0 hides the bar (enable_progress_bar=False), a rate N > 0 shows it; the rate itself is "
-            "not kept (Lightning: callbacks=[TQDMProgressBar(refresh_rate=N)])"
+            "0 hides the bar (enable_progress_bar=False); a rate N > 0 is "
+            "callbacks=[TQDMProgressBar(refresh_rate=N)] (written for you where N is a literal)"
         ),
     ),
     Rename(

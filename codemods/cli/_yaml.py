@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from codemods._ids import OPAQUE_VALUE
+from codemods._ids import CONFIG_MARKER, OPAQUE_VALUE
 from codemods.cli._notebook import split_lines
 from codemods.cli._safety import TODO_PREFIX, Unprocessable, decode, encode, read_snapshot
 from compat.renames import RENAMES, Kind, compat_path
@@ -275,7 +275,7 @@ class _Walker:
 
 
 def _python(walker: _Walker) -> str:
-    lines = [f"from {_TRAINER.rpartition('.')[0]} import Trainer"]
+    lines = [CONFIG_MARKER, f"from {_TRAINER.rpartition('.')[0]} import Trainer"]
     for number, string in enumerate(walker.strings):
         string.line = len(lines) + 1
         lines.append(f"_s{number} = {string.node.value!r}")

@@ -277,3 +277,12 @@ def test_assigning_hparams_keeps_them_as_hyperparameters(tmp_path):
     _quiet(lambda: trainer.fit(model, _loader()))
     trainer.save_checkpoint(tmp_path / "h.ckpt")
     assert torch.load(tmp_path / "h.ckpt", weights_only=True)["hyper_parameters"] == {"lr": 0.5}
+
+
+def test_a_progress_bar_refresh_rate_is_1xs_bar_at_that_rate(tmp_path):
+    import strategies
+
+    shown = _quiet(lambda: compat.Trainer(default_root_dir=str(tmp_path), logger=False, progress_bar_refresh_rate=7))
+    assert [c.refresh_rate for c in shown.callbacks if isinstance(c, strategies.TQDMProgressBar)] == [7]
+    hidden = _quiet(lambda: compat.Trainer(default_root_dir=str(tmp_path), logger=False, progress_bar_refresh_rate=0))
+    assert not any(isinstance(c, strategies.TQDMProgressBar) for c in hidden.callbacks)

@@ -58,7 +58,6 @@ def test_every_old_trainer_argument_of_the_table_is_translated_or_refused():
         ({"checkpoint_callback": False}, {"enable_checkpointing": False}),
         ({"replace_sampler_ddp": False}, {"use_distributed_sampler": False}),
         ({"progress_bar_refresh_rate": 0}, {"enable_progress_bar": False}),
-        ({"progress_bar_refresh_rate": 20}, {"enable_progress_bar": True}),
         ({"weights_summary": None}, {"enable_model_summary": False}),
         ({"weights_summary": "top"}, {"enable_model_summary": True}),
         ({"amp_backend": "native", "precision": 32}, {"precision": 32}),
@@ -70,6 +69,13 @@ def test_translation(given, expected):
     out = translate(given, ACCEPTED)
     assert out.problems == []
     assert out.kwargs == expected
+
+
+def test_a_refresh_rate_adds_1xs_bar_at_that_rate():
+    out = translate({"progress_bar_refresh_rate": 20, "callbacks": []}, ACCEPTED)
+    assert out.problems == [] and out.kwargs["enable_progress_bar"] is True
+    (bar,) = out.kwargs["callbacks"]
+    assert type(bar) is strategies.TQDMProgressBar and bar.refresh_rate == 20
 
 
 def test_resume_from_checkpoint_becomes_fits_ckpt_path():
