@@ -34,8 +34,10 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 KNOWN_COMPAT: dict[str, str] = {}
 
 _ARGPARSE = "`{}.add_argparse_args` is gone in both targets (the codemod leaves a TODO only)"
-_BAR = "`progress_bar_refresh_rate=20` (a rate, not 0) is left with a TODO only"
+# After migrate (a key `name@2`: on 2 processes only).
 KNOWN_MIGRATED: dict[str, str] = {
+    "tut_hello_world@2": "the harness's 1.x `**dict(accelerator='ddp_cpu', num_processes=2)` spread is left with "
+    "TODOs (CM007/CM008); it then collides with the rewritten `accelerator=`",
     "pl_autoencoder": _ARGPARSE.format("Trainer"),
     "bolts_logistic_regression": _ARGPARSE.format("Trainer"),
     "dvq_vqvae": _ARGPARSE.format("Trainer"),
@@ -43,8 +45,7 @@ KNOWN_MIGRATED: dict[str, str] = {
     "pl_finetuning": _ARGPARSE.format("LightningDataModule"),
     "pl_gan": _ARGPARSE.format("LightningDataModule"),
     "bolts_basic_gan": _ARGPARSE.format("LightningDataModule"),
-    "tut_datamodules": _BAR,
-    "tut_hello_world": _BAR,
+    "tut_datamodules": "`dm.size()` (1.x: `dm.dims`) is left as it is, with no TODO; the program then fails there",
     "uva_energy": "`gpus=1 if str(device).startswith('cuda') else 0` (a call in the test) is left with a TODO only",
     "pytorch_vae_vanilla": "`Trainer(**config['trainer_params'])`: `gpus` comes from a config dict (TODO only)",
     "fsdl_run_experiment": "`pl.metrics.Accuracy` (1.x's task-less accuracy) is left with a TODO only",
@@ -152,18 +153,20 @@ PROGRAMS_AND_DEVICES = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("program", "devices"), PROGRAMS_AND_DEVICES)
-def test_a_1x_program_runs_under_compat_unchanged(program, devices, tmp_path, no_lightning):
-    if program.stem in KNOWN_COMPAT:
-        pytest.xfail(KNOWN_COMPAT[program.stem])
+def test_a_1x_program_runs_under_compat_unchanged(program, devices, tmp_path, no_lightning, request):
+    if program.stem in KNOWN_COMPAT:  # run anyway: strict, so one that starts to work fails here
+        request.node.add_marker(pytest.mark.xfail(reason=KNOWN_COMPAT[program.stem], strict=True))
     _under_compat(program, tmp_path / "compat", devices, no_lightning)
     assert any(p.suffix == ".ckpt" for p in (tmp_path / "compat").rglob("*")), "no checkpoint written"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("program", "devices"), PROGRAMS_AND_DEVICES)
-def test_a_1x_program_after_migrate_leaves_what_it_left_under_compat(program, devices, tmp_path, no_lightning):
-    if program.stem in KNOWN_MIGRATED or program.stem in KNOWN_COMPAT:
-        pytest.xfail(KNOWN_MIGRATED.get(program.stem) or KNOWN_COMPAT[program.stem])
+def test_a_1x_program_after_migrate_leaves_what_it_left_under_compat(program, devices, tmp_path, no_lightning, request):
+    known = KNOWN_MIGRATED.get(program.stem) or KNOWN_MIGRATED.get(f"{program.stem}@{devices}")
+    known = known or KNOWN_COMPAT.get(program.stem)
+    if known:  # run anyway: strict, so one that starts to work fails here until it is removed
+        request.node.add_marker(pytest.mark.xfail(reason=known, strict=True))
     _under_compat(program, tmp_path / "compat", devices, no_lightning)
     copy = tmp_path / "migrated_src" / program.name
     copy.parent.mkdir()
