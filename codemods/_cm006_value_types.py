@@ -170,7 +170,7 @@ def append_to_list(old: str, keyword: str) -> Callable[[cst.CSTNode], cst.CSTNod
         else:
             elements.append(cst.Element(moved.value))
         args[target] = args[target].with_changes(value=value.with_changes(elements=elements))
-        if index == len(args) - 1 and index > 0:
+        if index > 0:  # the comma after the dropped argument holds the next line's comments (a TODO)
             args[index - 1] = args[index - 1].with_changes(comma=moved.comma)
         del args[index]
         return call.with_changes(args=args)
