@@ -16,7 +16,9 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from argparse import ArgumentParser, Namespace
+from collections.abc import Mapping
 from typing import Any
 
 from typing_extensions import deprecated
@@ -88,6 +90,11 @@ def _hparams_property(owner: str) -> property:
             ),
             once_key=("hparams setter", type(self)),
         )
+        if not isinstance(value, (Namespace, Mapping)):
+            raise TypeError(
+                f"`self.hparams = ...` takes a Namespace or a dict (as 1.x did); got a {type(value).__name__}: "
+                "call `self.save_hyperparameters(...)` with the values instead."
+            )
         values = vars(value) if isinstance(value, Namespace) else dict(value)
         hparams = fget(self)
         hparams.clear()
@@ -183,7 +190,7 @@ class LightningDataModule(_DataModule, metaclass=ShimMeta):
         super().__init_subclass__(**kwargs)
         bridge_subclass(cls, ())
         for hook in ("prepare_data", "setup", "teardown"):
-            if hook in vars(cls):
+            if inspect.isfunction(vars(cls).get(hook)):  # (a staticmethod is left as it is)
                 setattr(cls, hook, _recording(vars(cls)[hook], hook))
 
     def size(self, dim: int | None = None) -> Any:

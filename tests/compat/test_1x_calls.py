@@ -286,3 +286,13 @@ def test_a_progress_bar_refresh_rate_is_1xs_bar_at_that_rate(tmp_path):
     assert [c.refresh_rate for c in shown.callbacks if isinstance(c, strategies.TQDMProgressBar)] == [7]
     hidden = _quiet(lambda: compat.Trainer(default_root_dir=str(tmp_path), logger=False, progress_bar_refresh_rate=0))
     assert not any(isinstance(c, strategies.TQDMProgressBar) for c in hidden.callbacks)
+
+
+def test_assigning_hparams_something_else_says_what_to_do():
+    class Data(compat.LightningDataModule):
+        def __init__(self):
+            super().__init__()
+            self.hparams = 3
+
+    with pytest.raises(TypeError, match="Namespace or a dict"):
+        _quiet(Data)
