@@ -266,10 +266,29 @@ def old_api_sites(text: str, target: str) -> list[tuple[int, str]]:
         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Attribute)
     }  # fmt: skip
     names = old_only_members(target)
+    data = _passed_to_new_keywords(tree, target)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in names and node.attr not in own:
+        if isinstance(node, ast.Attribute) and node.attr in names and node.attr not in own and id(node) not in data:
             sites.add((node.lineno, node.attr))
     return sorted(sites)
+
+
+@functools.cache
+def _new_trainer_keywords(target: str) -> frozenset[str]:
+    catalog = _catalog.target(target)
+    signature = catalog.signature(catalog.trainer)
+    return frozenset(p.name for p in signature.params) if signature else frozenset()
+
+
+def _passed_to_new_keywords(tree: ast.AST, target: str) -> set[int]:
+    """Ids of the attribute nodes inside the value of a keyword the target's Trainer takes
+    (``devices=args.gpus if args.gpus else "auto"``): data handed to the new API, not old API."""
+    keywords = _new_trainer_keywords(target)
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg in keywords:
+            found.update(id(n) for n in ast.walk(node.value) if isinstance(n, ast.Attribute))
+    return found
 
 
 def residual(text: str, target: str) -> list[tuple[int, str]]:
