@@ -2,8 +2,10 @@
 ``tensorboard``, ``MLFlowLogger`` ``mlflow`` and ``WandbLogger`` ``wandb`` (each imported when used).
 
 The Trainer calls loggers on global rank 0 only, so a logger never needs ``rank_zero_only``
-guards. Both built-in loggers write under ``<save_dir>/<name>/version_<N>/`` as Lightning does:
-``N`` is one more than the highest ``version_*`` folder already there (0 for a new folder).
+guards; user code that reaches ``logger.experiment`` on another rank gets a ``DummyExperiment``
+(every call does nothing), as in Lightning, so only rank 0 writes files. Both built-in loggers
+write under ``<save_dir>/<name>/version_<N>/`` as Lightning does: ``N`` is one more than the
+highest ``version_*`` folder already there (0 for a new folder).
 """
 
 from __future__ import annotations
@@ -18,6 +20,25 @@ from typing import Any
 from typing_extensions import override
 
 from strategies._logger_tools import add_prefix
+from strategies.utilities.rank_zero import rank_zero_only
+
+
+class DummyExperiment:
+    """``logger.experiment`` on a global rank other than 0, as Lightning's: every method call,
+    item and attribute does nothing (``self.logger.experiment.add_image(...)`` in a module runs on
+    every rank; only rank 0's writes)."""
+
+    def nop(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self.nop
+
+    def __getitem__(self, index: Any) -> DummyExperiment:
+        return self
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
 
 
 class Logger(ABC):
@@ -223,7 +244,9 @@ class TensorBoardLogger(_VersionedLogger):
 
     @property
     def experiment(self) -> Any:
-        """The ``SummaryWriter`` (created on first use)."""
+        """The ``SummaryWriter`` (created on first use); a ``DummyExperiment`` off rank 0."""
+        if rank_zero_only.rank != 0:
+            return DummyExperiment()
         if self._writer is None:
             from torch.utils.tensorboard import SummaryWriter
 

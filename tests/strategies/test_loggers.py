@@ -93,3 +93,21 @@ def test_tensorboard_writes_an_empty_hparams_yaml_without_hyperparameters_as_lig
     logger.save()
     logger.finalize("success")
     assert (tmp_path / "tb" / "version_0" / "hparams.yaml").read_text() == '"lr": 0.1\n'
+
+
+def test_tensorboard_experiment_off_rank_zero_is_a_dummy_that_writes_nothing(tmp_path, monkeypatch):
+    pytest.importorskip("tensorboard", reason="the TensorBoardLogger needs the tensorboard extra")
+    from strategies.loggers import DummyExperiment
+    from strategies.utilities import rank_zero_only
+
+    monkeypatch.setattr(rank_zero_only, "rank", 1)
+    logger = TensorBoardLogger(tmp_path, name="tb")
+    experiment = logger.experiment
+    assert isinstance(experiment, DummyExperiment)
+    experiment.add_image("x", None)  # user code in a module runs on every rank: nothing happens
+    experiment["anything"].add_scalar("y", 1.0)
+    assert not any(tmp_path.rglob("events.out.tfevents*"))
+    monkeypatch.setattr(rank_zero_only, "rank", 0)
+    assert not isinstance(logger.experiment, DummyExperiment)
+    logger.finalize("success")
+    assert len(list(tmp_path.rglob("events.out.tfevents*"))) == 1
