@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["CONFIG_MARKER", "OPAQUE_VALUE", "TODO_PREFIX", "Rule"]
+__all__ = ["CONFIG_MARKER", "TODO_PREFIX", "Rule"]
 
 #: Every TODO left by ``python -m compat.migrate`` starts with this (greppable) prefix.
 TODO_PREFIX = "# TODO(compat.migrate): "
@@ -39,11 +39,7 @@ class Rule(enum.StrEnum):
         return f"{TODO_PREFIX}{self} {' '.join(hint.split())}".rstrip()
 
 
-#: The prefix of the names that stand for values not known from the text (a YAML config's
-#: ``${oc.env:GPUS}``, written as Python for the rules): no rule may write code that evaluates one
-#: twice (standard library only here, so that the YAML reader imports no libcst).
-OPAQUE_VALUE = "_compat_yaml_value_"
-
 #: The first line of the Python a config file (YAML) is read as for the rules: a rule that would
-#: write a Python object the config cannot hold (``TQDMProgressBar(...)``) leaves its TODO there.
+#: write Python a config cannot hold (``TQDMProgressBar(...)``, a conditional) leaves its TODO
+#: there (standard library only here, so that the YAML reader imports no libcst).
 CONFIG_MARKER = "# compat.migrate: a config file, read as Python"

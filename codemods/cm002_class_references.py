@@ -7,6 +7,7 @@ from functools import partial
 import libcst as cst
 
 from compat import _catalog
+from compat._legacy import old_names
 from compat.renames import Rename
 
 from ._context import Context
@@ -127,7 +128,7 @@ class RenameClassReferencesCommand(RuleCommand):
         module, _, name = path.rpartition(".")
         if name.startswith("_") or old_kind(module) != "module" or old_kind(path) is not None:
             return None  # not a name of a module, or a module or a class (the table's)
-        if not any(name in _catalog.load(c).public(module) for c in _catalog.OLD):
+        if name not in old_names(module):
             return None
         if target == "lightning" and _catalog.target("lightning").binds(f"{lightning_path(module)}.{name}"):
             return None

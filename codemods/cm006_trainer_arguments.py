@@ -29,7 +29,7 @@ from ._cm006_argument_edits import (
 from ._cm006_launch import keep_launch
 from ._cm006_value_types import append_to_list, fit
 from ._context import Context
-from ._ids import OPAQUE_VALUE, Rule
+from ._ids import Rule
 from ._layout import comments
 from ._rule import RuleCommand, Site
 
@@ -189,7 +189,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                     hint = entry.hint or f"`{info.name}=` with this value has no direct equivalent"
                     ctx.edits.todo(arg, self.RULE, hint, entry)
                     return None
-                if entry.falsy and not _constant(arg.value) and _repeatable(arg.value):
+                if entry.falsy and not ctx.config and not _constant(arg.value) and _repeatable(arg.value):
                     defaults = _trainer_defaults(self.target)
                     return ArgOp("expand", entry, template=conditional(new, entry.falsy, defaults))
                 if entry.hint and not _constant(arg.value):
@@ -333,8 +333,8 @@ def _none_of(value: cst.BaseExpression, olds: set[str]) -> bool:
 def _repeatable(value: cst.BaseExpression) -> bool:
     """A name, an attribute chain or a subscript of one by a literal or a name: evaluating it twice
     gives the same value and does nothing else (``args.gpus``, ``config["gpus"]``)."""
-    if isinstance(value, cst.Name):  # not a YAML value standing in for an interpolation
-        return value.value not in ("None", "True", "False") and not value.value.startswith(OPAQUE_VALUE)
+    if isinstance(value, cst.Name):
+        return value.value not in ("None", "True", "False")
     if isinstance(value, cst.Attribute):
         return _repeatable(value.value)
     if isinstance(value, cst.Subscript) and len(value.slice) == 1:

@@ -283,9 +283,7 @@ def _checkpoint_callback(out: Translation, value: Any, explicit: frozenset[str])
     if isinstance(value, bool):
         out.put("enable_checkpointing", value, source, explicit)
     elif _is_model_checkpoint(value):
-        given = out.kwargs.get("callbacks")
-        callbacks = [] if given is None else list(given) if isinstance(given, (list, tuple)) else [given]
-        out.kwargs["callbacks"] = [*callbacks, value]
+        out.kwargs["callbacks"] = [*_as_list(out.kwargs.get("callbacks")), value]
         out.put("enable_checkpointing", True, source, explicit)
     else:
         out.problems.append(

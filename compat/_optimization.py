@@ -23,10 +23,11 @@ gradient: 1.x's DDP default ``find_unused_parameters=True`` (which compat keeps)
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import TYPE_CHECKING, Any
 
-from strategies._optimization import AutomaticOptimization, _split_output, no_sync
+from strategies._optimization import AutomaticOptimization, step_optimizer
 
 if TYPE_CHECKING:
     from strategies.trainer import Trainer
@@ -38,8 +39,14 @@ FREQUENCIES = "_compat_optimizer_frequencies"
 
 
 def takes_optimizer_idx(module: Any) -> bool:
-    """Whether ``module.training_step`` takes 1.x's third argument, ``optimizer_idx``."""
-    step = getattr(type(module), "training_step", None)
+    """Whether ``module.training_step`` takes 1.x's third argument, ``optimizer_idx`` (read once
+    per class: the loop asks on every batch)."""
+    return _class_takes_optimizer_idx(type(module))  # type: ignore[arg-type]  # classes hash
+
+
+@functools.cache
+def _class_takes_optimizer_idx(cls: type) -> bool:
+    step = getattr(cls, "training_step", None)
     step = getattr(step, "__wrapped__", step)
     if step is None:
         return False
@@ -67,15 +74,20 @@ def active_optimizers(module: Any, count: int, batch_idx: int) -> list[int]:
 
 def _toggle(module: Any, name: str, optimizer: Any, index: int) -> None:
     hook = getattr(module, name)
-    positional = [
-        p for p in inspect.signature(hook).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
-    if name == "untoggle_optimizer" and positional and positional[0].name == "optimizer_idx":
+    positional = _positional(type(module), name)  # type: ignore[arg-type]  # classes hash
+    if name == "untoggle_optimizer" and positional and positional[0] == "optimizer_idx":
         hook(index)  # 1.x: untoggle_optimizer(optimizer_idx)
     elif len(positional) >= 2:
         hook(optimizer, index)  # 1.x: toggle_optimizer(optimizer, optimizer_idx)
     else:
         hook(optimizer)
+
+
+@functools.cache
+def _positional(cls: type, name: str) -> tuple[str, ...]:
+    """The positional parameters (``self`` left out) of ``cls.name``, read once per class."""
+    params = list(inspect.signature(getattr(cls, name)).parameters.values())[1:]
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 def old_automatic_step(trainer: Trainer, batch: Any, batch_idx: int, accumulating: bool) -> list[dict[str, Any]]:
@@ -84,41 +96,18 @@ def old_automatic_step(trainer: Trainer, batch: Any, batch_idx: int, accumulatin
     strategy, hooks = trainer.strategy, trainer.hooks
     module = strategy.module
     optimizers = strategy.optimizers
-    first_of_window = batch_idx % trainer.accumulate_grad_batches == 0
     results: list[dict[str, Any]] = []
     for index in active_optimizers(module, len(optimizers), batch_idx):
         optimizer = optimizers[index]
-        result: dict[str, Any] = {}
 
-        def closure(index: int = index, optimizer: Any = optimizer, result: dict[str, Any] = result) -> Any:
-            output = hooks.call("module", strategy, "training_step", batch, batch_idx, index)
-            loss, extra = _split_output(output)
-            if loss is None and trainer.world_size > 1:
-                raise RuntimeError(
-                    "`training_step` returned None on a multi-process run: every rank must step together. "
-                    "Return a loss on every rank (e.g. `loss * 0` for a batch to skip)."
-                )
-            if loss is not None:
-                loss = loss / trainer.accumulate_grad_batches
-                result.update(loss=loss.detach().clone(), **extra)
-            if first_of_window and not trainer.state.forward_only:
-                hooks.fire("on_before_zero_grad", optimizer)
-                hooks.module("optimizer_zero_grad", trainer.current_epoch, batch_idx, optimizer)
-            if loss is not None and not trainer.state.forward_only:
-                hooks.backward(loss)
-            return loss
+        def training_step(index: int = index) -> Any:
+            return hooks.call("module", strategy, "training_step", batch, batch_idx, index)
 
         _toggle(module, "toggle_optimizer", optimizer, index)
         try:
-            if accumulating:
-                with no_sync(strategy):
-                    closure()
-            else:
-                proxy = trainer._optimizer_proxies[index]
-                hooks.module("optimizer_step", trainer.current_epoch, batch_idx, proxy, closure)
+            results.append(step_optimizer(trainer, index, batch_idx, accumulating, training_step))
         finally:
             _toggle(module, "untoggle_optimizer", optimizer, index)
-        results.append(result)
     if not accumulating:
         trainer.state.global_step += 1
     return results

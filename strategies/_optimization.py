@@ -89,18 +89,34 @@ def _split_output(output: Any) -> tuple[torch.Tensor | None, dict[str, Any]]:
 
 
 def automatic_step(trainer: Trainer, batch: Any, batch_idx: int, accumulating: bool) -> dict[str, Any]:
-    """``optimizer_step`` with a closure running ``training_step``, zero-grad and ``backward``.
+    """``optimizer_step`` with a closure running ``training_step``, zero-grad and ``backward``
+    (``step_optimizer`` for the one optimizer), then one more global step unless accumulating.
 
-    While gradients accumulate the closure runs alone, under ``no_sync`` (DDP/FSDP skip the
-    gradient all-reduce until the stepping batch). Returns what ``on_train_batch_end`` gets:
-    ``{"loss": <loss / accumulate_grad_batches>, **extra}``, or ``{}`` for a skipped step.
+    Returns what ``on_train_batch_end`` gets: ``{"loss": <loss / accumulate_grad_batches>,
+    **extra}``, or ``{}`` for a skipped step.
     """
-    optimizer = trainer.strategy.optimizers[0]
+    result = step_optimizer(
+        trainer, 0, batch_idx, accumulating, lambda: trainer.hooks.step("training_step", batch, batch_idx)
+    )
+    if not accumulating:
+        trainer.state.global_step += 1
+    return result
+
+
+def step_optimizer(
+    trainer: Trainer, index: int, batch_idx: int, accumulating: bool, training_step: Callable[[], Any]
+) -> dict[str, Any]:
+    """One optimizer's part of a batch: ``optimizer_step`` of optimizer ``index`` with a closure
+    that runs ``training_step()`` (the step's output), zero-grads on the first batch of an
+    accumulation window, and back-propagates. While gradients accumulate the closure runs alone,
+    under ``no_sync`` (DDP/FSDP skip the gradient all-reduce until the stepping batch). Returns
+    ``{"loss": ..., **extra}``, or ``{}`` for a skipped step; the caller counts the global step."""
+    optimizer = trainer.strategy.optimizers[index]
     result: dict[str, Any] = {}
     first_of_window = batch_idx % trainer.accumulate_grad_batches == 0
 
     def closure() -> torch.Tensor | None:
-        loss, extra = _split_output(trainer.hooks.step("training_step", batch, batch_idx))
+        loss, extra = _split_output(training_step())
         if loss is None and trainer.world_size > 1:
             raise RuntimeError(
                 "`training_step` returned None on a multi-process run: every rank must step together. "
@@ -120,8 +136,8 @@ def automatic_step(trainer: Trainer, batch: Any, batch_idx: int, accumulating: b
         with no_sync(trainer.strategy):
             closure()
     else:
-        trainer.hooks.module("optimizer_step", trainer.current_epoch, batch_idx, trainer._optimizer_proxies[0], closure)
-        trainer.state.global_step += 1
+        proxy = trainer._optimizer_proxies[index]
+        trainer.hooks.module("optimizer_step", trainer.current_epoch, batch_idx, proxy, closure)
     return result
 
 

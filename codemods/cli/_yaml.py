@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from codemods._ids import CONFIG_MARKER, OPAQUE_VALUE
+from codemods._ids import CONFIG_MARKER
 from codemods.cli._notebook import split_lines
 from codemods.cli._safety import TODO_PREFIX, Unprocessable, decode, encode, read_snapshot
 from compat.renames import RENAMES, Kind, compat_path
@@ -233,7 +233,7 @@ class _Walker:
         from ruamel.yaml.nodes import ScalarNode
 
         value = _scalar(node) if isinstance(node, ScalarNode) else _NOT_LITERAL
-        return _Name(f"{OPAQUE_VALUE}{id(node)}") if value is _NOT_LITERAL else value
+        return _Name(f"_v{id(node)}") if value is _NOT_LITERAL else value
 
     def walk(self, node: Any, path: tuple[Any, ...], trainer: bool) -> None:
         from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
