@@ -30,6 +30,7 @@ class ArgOp:
     comment: cst.TrailingWhitespace | None = None  # move: the moved element's end-of-line comment
     superseded: bool = False  # expand: keywords dropped in favour of a moved plugin
     template_dropped: str = ""
+    fallback: str = ""  # expand: the TODO to leave instead when the expansion would clash
 
 
 @functools.lru_cache(maxsize=256)

@@ -113,6 +113,18 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         self._supersede(ops)
         module = ctx.analysis.module
         clash = conflict(module, site.call, ops, names)
+        fallbacks = [index for index, op in ops.items() if op.fallback]
+        if clash and fallbacks:
+            # A conditional rewrite (`gpus=n`) that would clash with another keyword of the call
+            # (`accelerator=backend`) is not made: the value keeps its TODO, the rest goes on.
+            for index in fallbacks:
+                op = ops.pop(index)
+                arg = site.call.args[index]
+                ctx.edits.todo(arg, self.RULE, op.fallback, op.entry)
+                ctx.answered.add(id(arg))
+            if not ops and not names:
+                return
+            clash = conflict(module, site.call, ops, names)
         if clash and any(
             info.values and not any(ctx.table.auto(e) for e in info.values) and info.index not in ops
             for info in site.args
@@ -189,11 +201,11 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                     hint = entry.hint or f"`{info.name}=` with this value has no direct equivalent"
                     ctx.edits.todo(arg, self.RULE, hint, entry)
                     return None
+                hint = f"`{info.name}=` may be 0 or None here, and {entry.hint}; then rewrite it"
                 if entry.falsy and not ctx.config and not _constant(arg.value) and _repeatable(arg.value):
-                    defaults = _trainer_defaults(self.target)
-                    return ArgOp("expand", entry, template=conditional(new, entry.falsy, defaults))
+                    made = conditional(new, entry.falsy, _trainer_defaults(self.target))
+                    return ArgOp("expand", entry, template=made, fallback=hint)
                 if entry.hint and not _constant(arg.value):
-                    hint = f"`{info.name}=` may be 0 or None here, and {entry.hint}; then rewrite it"
                     ctx.edits.todo(arg, self.RULE, hint, entry)
                     ctx.answered.add(id(arg))
                     return None
