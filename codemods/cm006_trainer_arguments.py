@@ -32,6 +32,7 @@ from ._context import Context
 from ._ids import Rule
 from ._layout import comments
 from ._rule import RuleCommand, Site
+from ._scopes import Scope
 
 __all__ = ["RewriteTrainerArgumentsCommand"]
 
@@ -202,7 +203,13 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                     ctx.edits.todo(arg, self.RULE, hint, entry)
                     return None
                 hint = f"`{info.name}=` may be 0 or None here, and {entry.hint}; then rewrite it"
-                if entry.falsy and not ctx.config and not _constant(arg.value) and _repeatable(arg.value):
+                if (
+                    entry.falsy
+                    and not ctx.config
+                    and not _constant(arg.value)
+                    and _repeatable(arg.value)
+                    and not _reads_the_api(ctx, arg.value, site.scope)
+                ):
                     made = conditional(new, entry.falsy, _trainer_defaults(self.target))
                     return ArgOp("expand", entry, template=made, fallback=hint)
                 if entry.hint and not _constant(arg.value):
@@ -340,6 +347,18 @@ def _none_of(value: cst.BaseExpression, olds: set[str]) -> bool:
         return _none_of(value.body, olds) and _none_of(value.orelse, olds)
     text = literal(value)
     return text is not None and str(text) not in olds
+
+
+def _reads_the_api(ctx: Context, value: cst.BaseExpression, scope: Scope) -> bool:
+    """Whether ``value`` reads a member of an object of the old API (``trainer.gpus``): that
+    member may itself be gone, and copied into a conditional it would be judged again on the next
+    run; such a value keeps its TODO."""
+    node = value.value if isinstance(value, cst.Subscript) else value
+    while isinstance(node, cst.Attribute):
+        if isinstance(ctx.receiver(node.value, scope), str):
+            return True
+        node = node.value
+    return False
 
 
 def _repeatable(value: cst.BaseExpression) -> bool:
