@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compat import _catalog
+from compat.renames import ClassHelper, class_helper
 
 __all__ = [
     "CONFIG_NAMES",
@@ -310,20 +311,6 @@ CONFIG_NAMES = frozenset(
 )
 
 
-#: Class-level helpers of old classes that neither target has (``Trainer.from_argparse_args``).
-_REMOVED_CLASSMETHODS = {
-    "pytorch_lightning.Trainer": {
-        "from_argparse_args": (
-            "`Trainer.from_argparse_args` is gone: build the keywords yourself "
-            "(`Trainer(**{k: v for k, v in vars(args).items() if k in <the keywords you use>})`), "
-            "with the new names (gpus -> accelerator/devices, ...)"
-        ),
-        "add_argparse_args": "`Trainer.add_argparse_args` is gone: add the arguments you use to the parser yourself",
-        "parse_argparser": "`Trainer.parse_argparser` is gone: parse with argparse directly",
-    },
-}
-
-
 #: Classmethods that 1.x let code call on an instance (returning a new object, which code often
 #: dropped, believing the instance loaded) and that both targets refuse there with ``TypeError``
 #: (Lightning 2.x's ``_restricted_classmethod``; ``strategies``' ``TrainModule`` does the same).
@@ -336,9 +323,10 @@ CLASS_ONLY_METHODS = {
 }
 
 
-def removed_classmethod(canon: str, name: str) -> str | None:
-    """Why ``OldClass.name`` has no replacement (``None``: it is not one of those)."""
-    return _REMOVED_CLASSMETHODS.get(canon, {}).get(name)
+def removed_classmethod(canon: str, name: str) -> ClassHelper | None:
+    """The entry of ``OldClass.name`` when it is a class helper no class has now (``None``: it
+    is not one of those)."""
+    return class_helper(canon, name)
 
 
 def _hooks(text: str) -> frozenset[str]:

@@ -96,12 +96,27 @@ class ImportPlan:
         if request not in self.requests:
             self.requests.append(request)
 
-    def name_free(self, name: str, qualname: str) -> bool:
-        """Whether ``name`` can be bound to ``qualname`` without clashing with anything in the file."""
+    def name_free(self, name: str, qualname: str, scope: Scope | None = None) -> bool:
+        """Whether ``name`` can be bound to ``qualname`` without clashing with anything in the file.
+
+        With ``scope`` (where the name is read), names bound in the body of a class other than
+        ``scope`` (a method ``def add_argparse_args``) do not clash: a class body is not an
+        enclosing scope of anything else."""
         claimed = self.claims.get(name)
         if claimed is not None:
-            return claimed == qualname
-        return all(b.kind == "import" and b.qualname == qualname for b in self.analysis.by_name.get(name, ()))
+            return claimed == qualname and not self._class_binds(scope, name)
+        return all(
+            (b.kind == "import" and b.qualname == qualname) or (scope is not None and _other_class(b, scope))
+            for b in self.analysis.by_name.get(name, ())
+        )
+
+    @staticmethod
+    def _class_binds(scope: Scope | None, name: str) -> bool:
+        """Whether ``name`` read in ``scope`` would be a class body's own binding."""
+        if scope is None:
+            return False
+        found = scope.lookup(name)[0]
+        return found is not None and found.kind == "class"
 
     def bind_new(self, qualname: str, scope: Scope, statements: list[cst.Import | cst.ImportFrom]) -> str | None:
         """The name that refers to the new object ``qualname`` from ``scope`` after migration.
@@ -115,8 +130,8 @@ class ImportPlan:
             return name
         new = split_qualname(qualname)
         if any(r.module == new.module and r.name == new.name for r in self.requests):
-            return new.name  # already asked for by an earlier site
-        if not statements or not self.name_free(new.name, qualname):
+            return None if self._class_binds(scope, new.name) else new.name  # asked for by an earlier site
+        if not statements or not self.name_free(new.name, qualname, scope):
             return None
         self.claims[new.name] = qualname
         for statement in statements:
@@ -131,6 +146,11 @@ class ImportPlan:
         """
         found = scope.lookup(name)[0]
         return found is self.analysis.root or (found is None and self.claims.get(name) == qualname)
+
+
+def _other_class(binding: Binding, scope: Scope) -> bool:
+    """Whether ``binding`` is in the body of a class that ``scope`` does not read names from."""
+    return binding.scope.kind == "class" and binding.scope is not scope
 
 
 def moved_module(ctx: Resolver, qualname: str) -> tuple[Rename, str] | None:

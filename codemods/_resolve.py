@@ -13,7 +13,7 @@ from typing import Final
 
 import libcst as cst
 
-from compat.renames import Rename
+from compat.renames import Rename, class_helper
 
 from ._facts import CONFIG_NAMES
 from ._scopes import Analysis, Binding, ClassInfo, Scope, dotted
@@ -123,6 +123,19 @@ class Resolver:
                 return self._class_nodes.get(id(bound[0].node))
         return None
 
+    def class_defines(self, info: ClassInfo, name: str) -> bool:
+        """Whether the class of this file ``info``, or one of its bases in this file, binds ``name``."""
+        frontier, seen = [info], set()
+        while frontier:
+            current = frontier.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if name in current.body.bindings:
+                return True
+            frontier += [b for arg in current.node.bases if (b := self.local_base(arg.value, current.scope))]
+        return False
+
     def local_subclasses(self, info: ClassInfo) -> list[ClassInfo]:
         """The classes of this file that derive from ``info``, directly or through each other."""
         found: list[ClassInfo] = []
@@ -212,7 +225,13 @@ class Resolver:
             config = isinstance(root, cst.Name) and root.value.lower().strip("_") in CONFIG_NAMES
             return self.table.snakes.get(expr.attr.value), "config" if config else "named"
         if isinstance(expr, cst.Call):
-            return (self.class_origin(expr.func, scope, new) if not _is_super(expr) else None), "exact"
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value[:1].islower():
+                owner = self.class_origin(func.value, scope, new)  # `Trainer.from_argparse_args(args)`
+                helper = class_helper(owner, func.attr.value) if isinstance(owner, str) else None
+                if helper is not None and helper.constructs:
+                    return owner, "exact"
+            return (self.class_origin(func, scope, new) if not _is_super(expr) else None), "exact"
         if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.List, cst.Dict, cst.Tuple)):
             return OTHER, "exact"
         return None, "exact"

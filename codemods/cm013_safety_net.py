@@ -114,6 +114,9 @@ class FlagOldOnlyNamesCommand(RuleCommand):
             name = attribute.attr.value
             if name in own or id(attribute) in ctx.answered or self._covered(ctx, attribute, name, done):
                 continue
+            local = ctx.local_base(attribute.value, scope)
+            if local is not None and ctx.class_defines(local, name):
+                continue  # `Model.add_argparse_args(...)` on a class of this file that defines it
             earlier = self._earlier(ctx, attribute, name)
             if earlier is not None:
                 ctx.edits.todo(attribute, self.RULE, earlier)

@@ -33,7 +33,9 @@ that name (a 1.2 script's ``--devices`` was never the Trainer's): the Trainer's 
 or dropped, and ``from_argparse_args`` passes such an argument on only where this module added
 its flag.
 
-Standard library only (``compat.migrate`` and the legacy module finder import it without torch).
+The rules and the helpers that are not 1.x-specific are ``strategies.utilities.argparse``'s, where
+``compat.migrate`` moves the calls (``Trainer.add_argparse_args(p)`` -> ``add_argparse_args(Trainer,
+p)``).
 """
 
 from __future__ import annotations
@@ -43,9 +45,11 @@ import ast
 import functools
 import inspect
 import os
-import re
 from collections.abc import Callable
 from typing import Any
+
+from strategies.utilities import argparse as _new
+from strategies.utilities.argparse import str_to_bool, str_to_bool_or_int, str_to_bool_or_str
 
 __all__ = [
     "add_argparse_args",
@@ -58,42 +62,11 @@ __all__ = [
     "str_to_bool_or_str",
 ]
 
-_ALLOWED_TYPES = (str, int, float, bool)
 _BUILTIN_TYPES: dict[str, Any] = {"str": str, "int": int, "float": float, "bool": bool, "None": type(None)}
 _IGNORED = ("self", "args", "kwargs")
 _EMPTY = inspect.Parameter.empty
 
 ArgumentsAndTypes = list[tuple[str, tuple[Any, ...], Any]]
-
-
-def str_to_bool_or_str(val: str) -> str | bool:
-    """``"yes"``/``"true"``/``"on"``/``"1"`` (any case) -> ``True``, their opposites -> ``False``,
-    anything else unchanged."""
-    lower = val.lower()
-    if lower in ("y", "yes", "t", "true", "on", "1"):
-        return True
-    if lower in ("n", "no", "f", "false", "off", "0"):
-        return False
-    return val
-
-
-def str_to_bool(val: str) -> bool:
-    """``str_to_bool_or_str`` that refuses what is not a truth value (``ValueError``)."""
-    converted = str_to_bool_or_str(val)
-    if isinstance(converted, bool):
-        return converted
-    raise ValueError(f"invalid truth value {converted}")
-
-
-def str_to_bool_or_int(val: str) -> bool | int | str:
-    """A truth value, else an ``int``, else the string."""
-    converted = str_to_bool_or_str(val)
-    if isinstance(converted, bool):
-        return converted
-    try:
-        return int(converted)
-    except ValueError:
-        return converted
 
 
 def _gpus_allowed_type(x: str) -> str | int:
@@ -188,16 +161,7 @@ def get_init_arguments_and_types(cls: Any) -> ArgumentsAndTypes:
     annotation's types, ``Optional``/``Union`` flattened; ``inspect.Parameter.empty`` for none)."""
     if isinstance(cls, type) and _uses_catalog(cls):
         return list(_trainer_parameters()[0])
-    parameters = inspect.signature(cls).parameters
-    found: ArgumentsAndTypes = []
-    for name, parameter in parameters.items():
-        annotation = parameter.annotation
-        try:
-            types = tuple(annotation.__args__)
-        except (AttributeError, TypeError):
-            types = (annotation,)
-        found.append((name, types, parameter.default))
-    return found
+    return _new.get_init_arguments_and_types(cls, evaluate=False)  # 1.x did not evaluate string annotations
 
 
 def _deprecated_names(cls: Any) -> list[str]:
@@ -214,24 +178,13 @@ def _abbrev_qualified_name(cls: Any) -> str:
 
 
 def _docstring_help(cls: Any) -> dict[str, str]:
-    """``{argument: first line of its description}`` from the ``Args:`` section of the class's
-    (or its ``__init__``'s) docstring."""
-    doc = inspect.getdoc(cls.__init__) or ""
-    if "Args:" not in doc:
-        doc = inspect.getdoc(cls) or ""
-    if _uses_catalog(cls):  # the 1.x arguments strategies.Trainer still has are described there
+    """``{argument: first line of its description}`` from the class's docstring (for compat's
+    Trainer, ``strategies.Trainer``'s, which describes the 1.x arguments it still has)."""
+    if _uses_catalog(cls):
         import importlib
 
-        doc = inspect.getdoc(importlib.import_module("strategies").Trainer) or doc
-    section = doc.partition("Args:")[2]
-    found: dict[str, str] = {}
-    for line in section.splitlines():
-        match = re.match(r"^ {0,4}(\w+)(?: \([^)]*\))?: ?(.*)$", line)
-        if match:
-            found[match[1]] = match[2].strip()
-        elif line and not line.startswith(" "):
-            break
-    return found
+        return _new.docstring_help(importlib.import_module("strategies").Trainer)
+    return _new.docstring_help(cls)
 
 
 def _flag_type(arg: str, arg_types: list[Any]) -> tuple[Callable[[str], Any], dict[str, Any]]:
@@ -266,16 +219,7 @@ def add_argparse_args(
     """Add ``cls``'s ``__init__`` arguments to ``parent_parser`` as ``--name`` flags (the rules are
     in the module docstring); returns ``parent_parser``, or with ``use_argument_group=False`` a new
     parser with ``parent_parser`` as its parent."""
-    if isinstance(parent_parser, argparse._ArgumentGroup):
-        raise RuntimeError(
-            "`add_argparse_args` takes an `ArgumentParser`, not an argument group: pass the parser and read "
-            "the group back from it."
-        )
-    parser: argparse.ArgumentParser | argparse._ArgumentGroup
-    if use_argument_group:
-        parser = parent_parser.add_argument_group(_abbrev_qualified_name(cls))
-    else:
-        parser = argparse.ArgumentParser(parents=[parent_parser], add_help=False)
+    parser = _new.group_parser(cls, parent_parser, use_argument_group, _abbrev_qualified_name(cls))
     ignored = [*_IGNORED, *_deprecated_names(cls)]
     arguments: ArgumentsAndTypes = []
     for symbol in (cls, cls.__init__):
@@ -287,7 +231,7 @@ def add_argparse_args(
     descriptions = _docstring_help(cls)
     specific: dict[str, argparse.Action] = {}
     for arg, types, default in arguments:
-        arg_types = [t for t in _ALLOWED_TYPES if t in types]
+        arg_types = [t for t in _new.FLAG_TYPES if t in types]
         if not arg_types:  # 1.x skipped arguments of other types too
             continue
         if common is not None and arg not in common and f"--{arg}" in taken:
@@ -345,16 +289,7 @@ def _yield_on_conflict(parser: argparse.ArgumentParser, ours: dict[str, argparse
 def parse_argparser(cls: Any, arg_parser: argparse.ArgumentParser | argparse.Namespace) -> argparse.Namespace:
     """Parse the command line (or take a namespace) and turn a bare ``--flag`` of a ``bool``
     argument that defaulted to a ``bool`` (left ``None``) into ``True``, as 1.x did."""
-    args = arg_parser.parse_args() if isinstance(arg_parser, argparse.ArgumentParser) else arg_parser
-    types_default = {name: (types, default) for name, types, default in get_init_arguments_and_types(cls)}
-    modified: dict[str, Any] = {}
-    for key, value in vars(args).items():
-        if key in types_default and value is None:
-            types, default = types_default[key]
-            if bool in types and isinstance(default, bool):
-                value = True
-        modified[key] = value
-    return argparse.Namespace(**modified)
+    return _new.bools_set(arg_parser, get_init_arguments_and_types(cls))
 
 
 def warn_removed(owner: str, member: str) -> None:

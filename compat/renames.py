@@ -30,6 +30,8 @@ import enum
 from dataclasses import dataclass, field
 
 __all__ = [
+    "CLASS_HELPERS",
+    "ClassHelper",
     "Kind",
     "Rename",
     "RENAMES",
@@ -37,6 +39,7 @@ __all__ = [
     "NOT_RENAMED",
     "OLD_VALUE",
     "TARGETS",
+    "class_helper",
     "compat_path",
     "lookup",
 ]
@@ -2304,6 +2307,64 @@ RENAMES: tuple[Rename, ...] = (
         ),
     ),
 )
+
+
+@dataclass(frozen=True)
+class ClassHelper:
+    """A class-level helper of an old class that no class has now.
+
+    1.x's ``Trainer.add_argparse_args(parser)`` delegated to a function of
+    ``pytorch_lightning.utilities.argparse`` with the class as its first argument; Lightning 2.0
+    removed both. Where a target has such a function, ``compat.migrate`` writes
+    ``function(Cls, ...)`` for ``Cls.member(...)`` (on the old class and on a subclass of it that
+    does not define ``member``); elsewhere the call gets a TODO with ``hint``.
+
+    Attributes:
+        owner: the old class (``pytorch_lightning.`` path; subclasses are covered).
+        member: the classmethod's name.
+        strategies: the qualified function in ``strategies`` that takes the class first, or
+            ``None``.
+        lightning: the same for Lightning 2.x (``None``: it has none).
+        hint: what to do where the target has no such function.
+        constructs: whether it returns an instance of the class (``from_argparse_args``).
+    """
+
+    owner: str
+    member: str
+    strategies: str | None
+    lightning: str | None
+    hint: str
+    constructs: bool = False
+
+    def target(self, target: str) -> str | None:
+        """The function for ``target`` (``"strategies"`` or ``"lightning"``)."""
+        if target not in TARGETS:
+            raise ValueError(f"unknown target `{target}`: expected one of {', '.join(TARGETS)}")
+        return self.strategies if target == "strategies" else self.lightning
+
+
+_ARGPARSE = "strategies.utilities.argparse"
+_CLI_HINT = "Lightning 2.x has no argparse helpers: use `lightning.pytorch.cli.LightningCLI`, or "
+CLASS_HELPERS: tuple[ClassHelper, ...] = tuple(
+    ClassHelper(owner, member, f"{_ARGPARSE}.{member}", None, _CLI_HINT + hint, member == "from_argparse_args")
+    for owner in ("pytorch_lightning.Trainer", "pytorch_lightning.LightningDataModule")
+    for member, hint in (
+        ("add_argparse_args", "add the arguments you use to the parser yourself"),
+        (
+            "from_argparse_args",
+            "build the keywords yourself (`Cls(**{k: v for k, v in vars(args).items() if k in <the keywords you "
+            "use>})`), with the new names (gpus -> accelerator/devices, ...)",
+        ),
+        ("parse_argparser", "parse with argparse directly"),
+        ("get_init_arguments_and_types", "read `inspect.signature(Cls).parameters`"),
+    )
+    if owner == "pytorch_lightning.Trainer" or member != "parse_argparser"
+)
+
+
+def class_helper(owner: str, member: str) -> ClassHelper | None:
+    """The ``CLASS_HELPERS`` entry of ``owner.member`` (``owner`` a canonical old path)."""
+    return next((h for h in CLASS_HELPERS if h.owner == owner and h.member == member), None)
 
 
 def _pl_path(path: str) -> str:

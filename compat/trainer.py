@@ -11,7 +11,6 @@ drives its plugins. The 1.x hooks of modules and callbacks are called at their 1
 
 from __future__ import annotations
 
-import functools
 import os
 import warnings
 from argparse import ArgumentParser, Namespace
@@ -55,28 +54,12 @@ _TRAINER_INTERNALS = (
 )
 
 
-@functools.cache
 def _old_run_signature(method: str) -> tuple[tuple[str, ...], dict[str, str]]:
-    """``Trainer.<method>``'s positional parameters in the newest 1.x release that has it, and
-    the old names of its parameters: a name an older release had at a position where the newest
-    has another (``test(model, test_dataloaders, ...)`` in 1.2, ``test(model, dataloaders, ...)``
-    in 1.5) is that one's old name. Read from the catalog of the releases."""
+    """``Trainer.<method>``'s positional parameters in the newest 1.x release and the old names of
+    its parameters, read from the catalog of the releases (``_catalog.old_parameter_names``)."""
     from compat import _catalog
 
-    signatures = []
-    for name in _catalog.OLD:
-        catalog = _catalog.load(name)
-        signature = catalog.signature(catalog.trainer, method)
-        if signature is not None:
-            signatures.append(signature.positional())
-    newest = signatures[-1]
-    renamed = {
-        old: newest[index]
-        for positional in signatures[:-1]
-        for index, old in enumerate(positional)
-        if index < len(newest) and newest[index] != old
-    }
-    return newest, renamed
+    return _catalog.old_parameter_names(_catalog.load(_catalog.OLD[-1]).trainer, method)
 
 
 def _old_run_arguments(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -421,3 +421,26 @@ def old_with(path: str, member: str | None = None) -> tuple[Catalog, ...]:
         if catalog.has(path) and (member is None or catalog.has_member(path, member)):
             found.append(catalog)
     return tuple(found)
+
+
+@functools.cache
+def old_parameter_names(path: str, method: str) -> tuple[tuple[str, ...], dict[str, str]]:
+    """``path.method``'s positional parameters in the newest old release that has it, and the old
+    names of its parameters: a name an older release had at a position where the newest has
+    another (``test(model, test_dataloaders, ...)`` in 1.2, ``test(model, dataloaders, ...)`` in
+    1.5) is that one's old name. ``((), {})`` when no old release has the method."""
+    signatures = []
+    for catalog in old_with(path):
+        signature = catalog.signature(catalog.resolve(path) or path, method)
+        if signature is not None:
+            signatures.append(signature.positional())
+    if not signatures:
+        return (), {}
+    newest = signatures[-1]
+    renamed = {
+        old: newest[index]
+        for positional in signatures[:-1]
+        for index, old in enumerate(positional)
+        if index < len(newest) and newest[index] != old
+    }
+    return newest, renamed
