@@ -508,6 +508,37 @@ def override_arity(fn: Any, old_base: str, new_base: str, name: str) -> str | No
     return hook_arity(new_base, name, required, accepted)
 
 
+def dropped_defaults(fn: Any, old_base: str, new_base: str, name: str) -> list[tuple[int, str]] | None:
+    """For an override that requires more arguments than ``new_base``'s Trainer passes to ``name``:
+    ``[(index after self, default), ...]`` that make it fit, when each extra parameter sits where
+    the newest 1.x release that has the hook gave its parameter a default (1.5's
+    ``on_train_batch_end(..., unused=0)``: the ``dataloader_idx`` 1.x passed, always 0 in
+    training); ``None`` otherwise (the catalogs say nothing about that value)."""
+    import libcst as cst
+
+    root = _old_hook_root(old_base)
+    target = "strategies" if new_base.startswith("strategies.") else "lightning"
+    catalog = _catalog.target(target)
+    new = catalog.signature(new_base, name) if catalog.has(new_base) and root else None
+    if root is None or new is None or new.var_positional or isinstance(fn.params.star_arg, cst.Param):
+        return None
+    olds = [s for c in _catalog.old_with(root) if (s := c.signature(c.resolve(root) or root, name)) is not None]
+    if fn.decorators or not olds:
+        return None
+    old = [p for p in olds[-1].params if p.name in olds[-1].positional()]
+    positional = [*fn.params.posonly_params, *fn.params.params][1:]
+    passed = len(new.positional())
+    found = []
+    for index, param in enumerate(positional[passed:], start=passed):
+        if param.default is not None:
+            continue
+        value = old[index].default if index < len(old) else None
+        if value is None:
+            return None
+        found.append((index, value))
+    return found or None
+
+
 def hook_arity(new_base: str, name: str, required: int, accepted: int | None) -> str | None:
     """Why an override of the hook ``name`` cannot take the arguments ``new_base``'s Trainer passes.
 

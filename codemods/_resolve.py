@@ -123,6 +123,22 @@ class Resolver:
                 return self._class_nodes.get(id(bound[0].node))
         return None
 
+    def class_expression(self, expr: cst.BaseExpression, scope: Scope) -> tuple[cst.BaseExpression, Scope]:
+        """The class expression ``expr`` names: itself, or for ``dm_cls`` bound once to
+        ``dm_cls = MNISTDataModule``, that name (followed up to three assignments)."""
+        for _ in range(3):
+            if not isinstance(expr, cst.Name):
+                break
+            bound = self.bindings(expr, scope)
+            if (
+                len(bound) != 1
+                or bound[0].kind != "assign"
+                or not isinstance(bound[0].value, (cst.Name, cst.Attribute))
+            ):
+                break
+            expr, scope = bound[0].value, bound[0].scope
+        return expr, scope
+
     def class_defines(self, info: ClassInfo, name: str) -> bool:
         """Whether the class of this file ``info``, or one of its bases in this file, binds ``name``."""
         frontier, seen = [info], set()
@@ -227,7 +243,9 @@ class Resolver:
         if isinstance(expr, cst.Call):
             func = expr.func
             if isinstance(func, cst.Attribute) and func.attr.value[:1].islower():
-                owner = self.class_origin(func.value, scope, new)  # `Trainer.from_argparse_args(args)`
+                owner = self.class_origin(
+                    *self.class_expression(func.value, scope), new
+                )  # `X.from_argparse_args(args)`
                 helper = class_helper(owner, func.attr.value) if isinstance(owner, str) else None
                 if helper is not None and helper.constructs:
                     return owner, "exact"
@@ -239,6 +257,13 @@ class Resolver:
     def _name_receiver(self, expr: cst.Name, scope: Scope, depth: int, new: bool) -> tuple[str | _Other | None, str]:
         bound = self.bindings(expr, scope)
         heuristic = self.table.snakes.get(expr.value), "named"
+        if len(bound) > 1 and depth < 3 and all(b.kind == "assign" and b.value is not None for b in bound):
+            # `dm = MNISTDataModule()` ... `dm = CIFAR10DataModule()`: one class whichever ran last
+            each = {self.receiver_of(b.value, b.scope, depth + 1, new) for b in bound if b.value is not None}
+            if len(each) == 1:
+                only = each.pop()
+                if isinstance(only[0], str):
+                    return only
         if len(bound) != 1:
             return heuristic
         binding = bound[0]

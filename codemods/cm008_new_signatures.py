@@ -88,9 +88,12 @@ class CheckNewSignaturesCommand(RuleCommand):
 
     def run(self, ctx: Context) -> None:
         for attribute, scope, _ in ctx.analysis.attributes:
-            owner = ctx.class_origin(attribute.value, scope) if attribute.attr.value[:1].islower() else None
+            if not attribute.attr.value[:1].islower():
+                continue
+            cls, where = ctx.class_expression(attribute.value, scope)
+            owner = ctx.class_origin(cls, where)
             if isinstance(owner, str) and (helper := removed_classmethod(owner, attribute.attr.value)):
-                self._class_helper(ctx, attribute, scope, helper)
+                self._class_helper(ctx, attribute, scope, helper, (cls, where))
         self._method_calls(ctx)
         driver = trainer(self.target)
         driver_signature = new_signature(driver)
@@ -118,19 +121,26 @@ class CheckNewSignaturesCommand(RuleCommand):
                     hint = f"`**{spread}`: keywords that `{short}` does not take fail there; check its keys"
                     ctx.edits.todo(arg, self.RULE, hint)
 
-    def _class_helper(self, ctx: Context, attribute: cst.Attribute, scope: Scope, helper: ClassHelper) -> None:
+    def _class_helper(
+        self,
+        ctx: Context,
+        attribute: cst.Attribute,
+        scope: Scope,
+        helper: ClassHelper,
+        cls: tuple[cst.BaseExpression, Scope],
+    ) -> None:
         """``Cls.add_argparse_args(parser)`` -> ``add_argparse_args(Cls, parser)`` where the target
         has the function (``compat.renames.CLASS_HELPERS``) and ``Cls`` is the old class or a
         class of this file that does not define the member; otherwise a TODO."""
         name = attribute.attr.value
-        local = ctx.local_base(attribute.value, scope)
+        local = ctx.local_base(*cls)
         if local is not None and ctx.class_defines(local, name):
             return  # the user's own classmethod (an override): not the old API
         function = helper.target(self.target)
         call = ctx.analysis.parent(attribute)
         bound = None
         if function and isinstance(call, cst.Call) and call.func is attribute:
-            bound = ctx.import_plan.bind_new(function, scope, self._imports(ctx, attribute.value, scope))
+            bound = ctx.import_plan.bind_new(function, scope, self._imports(ctx, *cls))
         if bound is None or call is None:
             how = f"call `{function}(<the class>, ...)`" if function else helper.hint
             ctx.edits.todo(attribute, self.RULE, f"`{owner_short(helper.owner)}.{name}` is gone: {how}")

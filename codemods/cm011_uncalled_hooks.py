@@ -6,12 +6,25 @@ import libcst as cst
 
 from ._context import Context
 from ._epoch_end import EPOCH_END_HOOKS, Fn, plan_epoch_end
-from ._facts import override_arity, uncalled_hook
+from ._facts import dropped_defaults, override_arity, uncalled_hook
 from ._ids import Rule
 from ._rule import RuleCommand
 from ._scopes import ClassInfo
 
 __all__ = ["MarkUncalledHooksCommand"]
+
+
+def _default(value: str) -> Fn:
+    """An edit that gives a parameter the default ``value`` (Python source)."""
+
+    def fn(node: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(node, cst.Param)
+        equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+        if node.annotation is not None:
+            equal = cst.AssignEqual(cst.SimpleWhitespace(" "), cst.SimpleWhitespace(" "))
+        return node.with_changes(default=cst.parse_expression(value), equal=equal)
+
+    return fn
 
 
 class MarkUncalledHooksCommand(RuleCommand):
@@ -79,8 +92,19 @@ class MarkUncalledHooksCommand(RuleCommand):
                     continue  # renamed or marked by the table's rules
                 reason = uncalled_hook(old, new, name)
                 if reason is None:
-                    if (arity := override_arity(statement, old, new, name)) is not None:
+                    if (arity := override_arity(statement, old, new, name)) is None:
+                        continue
+                    defaults = dropped_defaults(statement, old, new, name)
+                    if defaults is None:
                         ctx.edits.todo(statement.name, self.RULE, arity, entry)
+                        continue
+                    params = [*statement.params.posonly_params, *statement.params.params][1:]
+                    for index, value in defaults:
+                        param = params[index]
+                        message = (
+                            f"`{name}` is not passed `{param.name.value}` now: it defaults to {value}, what 1.x passed"
+                        )
+                        ctx.edits.replace(param, _default(value), self.RULE, message, site=statement.name, entry=entry)
                     continue
                 if name in EPOCH_END_HOOKS:
                     plan = self._plan(ctx, info, statement)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from compat.renames import Kind, Rename
+from compat.renames import ASSIGNED_PROPERTIES, MEMBER_READS, Kind, Rename
 
 from ._context import Context
 from ._facts import (
@@ -76,6 +76,10 @@ class CheckRenamedMembersCommand(RuleCommand):
         own |= {a.attr.value for a, _, store in ctx.analysis.attributes if store}
         for attribute, scope, store in ctx.analysis.attributes:
             name = attribute.attr.value
+            if store and self._assigned_property(ctx, attribute, scope):
+                continue
+            if not store and self._member_read(ctx, attribute, scope, own):
+                continue
             if name in CLASS_ONLY_METHODS and not store:
                 self._on_an_instance(ctx, attribute, scope)
             if name in own:
@@ -89,6 +93,69 @@ class CheckRenamedMembersCommand(RuleCommand):
             hint = missing_member(old, new, name, exact)
             if hint is not None:
                 ctx.edits.todo(attribute, self.RULE, hint, entry)
+
+    @staticmethod
+    def _assigned_property(ctx: Context, attribute: cst.Attribute, scope: Scope) -> bool:
+        """``self.hparams = args`` in a subclass of an old class whose property had a setter that
+        the targets lack -> ``self.save_hyperparameters(args)`` (``ASSIGNED_PROPERTIES``)."""
+        if not isinstance(attribute.value, cst.Name):
+            return False
+        origin, sure = ctx.receiver_of(attribute.value, scope)
+        if not isinstance(origin, str) or sure != "exact":
+            return False
+        bound = [b for b in ctx.bindings(attribute.value, scope) if b.owner is not None]
+        if not bound:
+            return False  # `self` in a method of a subclass only: an instance built elsewhere may differ
+        method = next(
+            (m for old in ctx.table.ancestors(origin) if (m := ASSIGNED_PROPERTIES.get((old, attribute.attr.value)))),
+            None,
+        )
+        target = ctx.analysis.parent(attribute)
+        assign = ctx.analysis.parent(target) if isinstance(target, cst.AssignTarget) else target
+        if method is None or not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return False
+        owner = bound[0].owner
+        if owner is not None and ctx.class_defines(owner, attribute.attr.value):
+            return False  # the class's own property
+
+        def rewrite(node: cst.CSTNode, receiver: str = attribute.value.value) -> cst.CSTNode:
+            assert isinstance(node, cst.Assign)
+            call = cst.Call(cst.Attribute(cst.Name(receiver), cst.Name(method)), [cst.Arg(node.value)])
+            return cst.Expr(call, semicolon=node.semicolon)
+
+        message = f"`{attribute.value.value}.{attribute.attr.value} = ...` -> `{attribute.value.value}.{method}(...)`"
+        ctx.edits.replace(assign, rewrite, Rule.CM012, message, site=attribute)
+        ctx.answered.add(id(attribute))
+        return True
+
+    @staticmethod
+    def _member_read(ctx: Context, attribute: cst.Attribute, scope: Scope, own: set[str]) -> bool:
+        """``dm.size()`` -> ``dm.dims`` (``dm.size(0)`` -> ``dm.dims[0]``) on an instance of a
+        subclass of the old class, when the file's classes set the attribute (``MEMBER_READS``)."""
+        call = ctx.analysis.parent(attribute)
+        if not isinstance(call, cst.Call) or call.func is not attribute or any(a.keyword or a.star for a in call.args):
+            return False
+        if len(call.args) > 1:
+            return False
+        origin, sure = ctx.receiver_of(attribute.value, scope)
+        if not isinstance(origin, str) or sure not in ("exact", "open"):
+            return False
+        read = next(
+            (r for old in ctx.table.ancestors(origin) if (r := MEMBER_READS.get((old, attribute.attr.value)))), None
+        )
+        if read is None or read not in own:
+            return False
+
+        def rewrite(node: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            value = node.func.with_changes(attr=cst.Name(read))
+            if not node.args:
+                return value
+            return cst.Subscript(value, [cst.SubscriptElement(cst.Index(node.args[0].value))])
+
+        ctx.edits.replace(call, rewrite, Rule.CM012, f"`.{attribute.attr.value}()` -> `.{read}`", site=attribute)
+        ctx.answered.add(id(attribute))
+        return True
 
     def _on_an_instance(self, ctx: Context, attribute: cst.Attribute, scope: Scope) -> None:
         """A TODO at ``model.load_from_checkpoint`` when ``model`` is an instance of a module class.

@@ -30,9 +30,11 @@ import enum
 from dataclasses import dataclass, field
 
 __all__ = [
+    "ASSIGNED_PROPERTIES",
     "CLASS_HELPERS",
     "ClassHelper",
     "Kind",
+    "MEMBER_READS",
     "Rename",
     "RENAMES",
     "PACKAGE_REMOVAL",
@@ -2365,6 +2367,25 @@ CLASS_HELPERS: tuple[ClassHelper, ...] = tuple(
 def class_helper(owner: str, member: str) -> ClassHelper | None:
     """The ``CLASS_HELPERS`` entry of ``owner.member`` (``owner`` a canonical old path)."""
     return next((h for h in CLASS_HELPERS if h.owner == owner and h.member == member), None)
+
+
+#: Properties that 1.x let a subclass assign and that both targets only read, with the method that
+#: does what the assignment did: 1.x's ``hparams`` setter took a dict or ``argparse.Namespace`` as
+#: the hyperparameters, as ``save_hyperparameters(args)`` does now (``self.hparams = args`` is
+#: ``self.save_hyperparameters(args)``; a 1.2-1.4 DataModule's ``self.hparams = args`` was a plain
+#: attribute, read the same way).
+ASSIGNED_PROPERTIES: dict[tuple[str, str], str] = {
+    ("pytorch_lightning.LightningModule", "hparams"): "save_hyperparameters",
+    ("pytorch_lightning.LightningDataModule", "hparams"): "save_hyperparameters",
+}
+
+
+#: 1.x methods that returned an attribute a subclass sets itself, which neither target defines:
+#: ``size(dim=None)`` returned ``self.dims`` (``self.dims[dim]`` with ``dim``). ``dm.size()``
+#: becomes ``dm.dims`` (``dm.size(0)``: ``dm.dims[0]``) where the file's classes set ``dims``.
+MEMBER_READS: dict[tuple[str, str], str] = {
+    ("pytorch_lightning.LightningDataModule", "size"): "dims",
+}
 
 
 def _pl_path(path: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextvars
 import copy
 import inspect
@@ -44,15 +45,21 @@ class _Hyperparameters:
     def save_hyperparameters(
         self, *args: Any, ignore: Sequence[str] | str | None = None, frame: Any = None, logger: bool = True
     ) -> None:
-        """Keep ``__init__``'s arguments (or the names in ``args``, or a dict) in ``hparams``.
+        """Keep ``__init__``'s arguments (or the names in ``args``, or one dict or
+        ``argparse.Namespace``, whose items are taken) in ``hparams``.
 
         Checkpoints store them under ``"hyper_parameters"`` (a datamodule's under
         ``"datamodule_hyper_parameters"``), as Lightning's do.
         """
         ignored = {ignore} if isinstance(ignore, str) else set(ignore or ())
-        if len(args) == 1 and isinstance(args[0], Mapping):
-            self.hparams.update(args[0])
+        if len(args) == 1 and isinstance(args[0], (Mapping, argparse.Namespace)):
+            self.hparams.update(vars(args[0]) if isinstance(args[0], argparse.Namespace) else args[0])
             return
+        if len(args) == 1 and not isinstance(args[0], str):
+            raise ValueError(
+                f"`save_hyperparameters` takes argument names, or one dict or `argparse.Namespace`; got a "
+                f"`{type(args[0]).__name__}`."
+            )
         frame = frame or inspect.currentframe().f_back  # type: ignore[union-attr]
         given = GIVEN_HPARAMS.get()
         init_args = dict(given) if given is not None else _init_arguments(frame)

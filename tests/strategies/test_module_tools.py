@@ -234,3 +234,22 @@ def test_from_datasets_serves_the_datasets_and_fits():
     trainer = Trainer(max_epochs=1, logger=False, enable_checkpointing=False, enable_progress_bar=False)
     trainer.fit(Net(), datamodule=DataModule.from_datasets(train, batch_size=4))
     assert trainer.global_step == 2
+
+
+def test_save_hyperparameters_takes_a_namespace_or_a_dict_whole_as_lightning_does():
+    from argparse import Namespace
+
+    class Data(DataModule):
+        def __init__(self, args):
+            super().__init__()
+            self.save_hyperparameters(args)
+
+    class Module(TrainModule):
+        def __init__(self, config):
+            super().__init__()
+            self.save_hyperparameters(config)
+
+    assert dict(Data(Namespace(batch_size=8, root="x")).hparams) == {"batch_size": 8, "root": "x"}
+    assert dict(Module({"lr": 0.1}).hparams) == {"lr": 0.1}
+    with pytest.raises(ValueError, match="one dict or `argparse.Namespace`"):
+        Module(3)
