@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from compat.renames import REMOVED_HOOK_PARAMETERS
+
 from ._context import Context
 from ._epoch_end import EPOCH_END_HOOKS, Fn, plan_epoch_end
 from ._facts import dropped_defaults, override_arity, uncalled_hook
@@ -35,6 +37,13 @@ class MarkUncalledHooksCommand(RuleCommand):
     their code would never run. Each gets a TODO naming the hook where the code goes for the
     target (``strategies`` calls fewer hooks than Lightning 2.x). Hooks the table renames are
     CM003's and CM007's.
+
+    An override that still requires an argument the new Trainer no longer passes gets, where the
+    newest 1.x release gave that parameter a default (1.5's ``on_train_batch_end(..., unused=0)``,
+    the ``dataloader_idx`` 1.x always passed in training), that default; otherwise a TODO. An
+    override declaring a parameter that stood for a removed feature
+    (``training_step(..., optimizer_idx)``: several optimizers in automatic optimization;
+    ``hiddens``: truncated BPTT; ``compat.renames.REMOVED_HOOK_PARAMETERS``) gets a TODO.
 
     An override of an old hook that the new Trainer still calls, but with other arguments, gets a
     TODO too: the new hook's signature comes from the target's catalog, so a 1.x
@@ -88,6 +97,15 @@ class MarkUncalledHooksCommand(RuleCommand):
                 if not isinstance(statement, cst.FunctionDef):
                     continue
                 name = statement.name.value
+                params = {p.name.value for p in (*statement.params.posonly_params, *statement.params.params)}
+                removed = [
+                    hint
+                    for owner in sorted(table.ancestors(old))
+                    for param in sorted(params)
+                    if (hint := REMOVED_HOOK_PARAMETERS.get((owner, name, param)))
+                ]
+                for hint in removed:
+                    ctx.edits.todo(statement.name, self.RULE, hint, entry)
                 if name in table.members:
                     continue  # renamed or marked by the table's rules
                 reason = uncalled_hook(old, new, name)

@@ -38,7 +38,12 @@ class CheckRenamedMembersCommand(RuleCommand):
     ``load_from_checkpoint`` on an instance of a module class (``self.``, a name bound to
     ``Model(...)`` or annotated with it) gets a TODO as well: 1.x ran it and returned a new module,
     which code often dropped; both targets raise ``TypeError`` there (``_facts.CLASS_ONLY_METHODS``).
-    The example shows this rule alone (the other rules rename the names).
+    Two 1.x members become what they stood for: ``self.hparams = args`` in a module or datamodule
+    subclass is ``self.save_hyperparameters(args)`` (1.x's setter; both targets only read
+    ``hparams``: ``compat.renames.ASSIGNED_PROPERTIES``), and ``dm.size()`` / ``dm.size(i)`` on a
+    datamodule is ``dm.dims`` / ``dm.dims[i]`` where the file's classes set ``dims``
+    (``compat.renames.MEMBER_READS``). The example shows this rule alone (the other rules rename
+    the names).
 
     Before::
 

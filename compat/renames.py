@@ -35,6 +35,7 @@ __all__ = [
     "ClassHelper",
     "Kind",
     "MEMBER_READS",
+    "REMOVED_HOOK_PARAMETERS",
     "Rename",
     "RENAMES",
     "PACKAGE_REMOVAL",
@@ -2385,6 +2386,21 @@ ASSIGNED_PROPERTIES: dict[tuple[str, str], str] = {
 #: becomes ``dm.dims`` (``dm.size(0)``: ``dm.dims[0]``) where the file's classes set ``dims``.
 MEMBER_READS: dict[tuple[str, str], str] = {
     ("pytorch_lightning.LightningDataModule", "size"): "dims",
+}
+
+
+#: Parameters of a 1.x hook that stood for a feature both targets removed: an override that still
+#: declares one is 1.x code the new Trainer runs differently, so it gets a TODO with the hint.
+REMOVED_HOOK_PARAMETERS: dict[tuple[str, str, str], str] = {
+    ("pytorch_lightning.LightningModule", "training_step", "optimizer_idx"): (
+        "`training_step` is called without `optimizer_idx` now, and several optimizers need manual optimization: "
+        "set `self.automatic_optimization = False` and step each optimizer in `training_step` "
+        "(`opt_g, opt_d = self.optimizers()`, `self.manual_backward(loss)`, `opt.step()`, `opt.zero_grad()`)"
+    ),
+    ("pytorch_lightning.LightningModule", "training_step", "hiddens"): (
+        "truncated back-propagation through time (`hiddens`, `truncated_bptt_steps`) is gone: split the "
+        "sequence and carry the hidden state in `training_step` yourself (manual optimization)"
+    ),
 }
 
 
