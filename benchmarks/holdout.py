@@ -29,11 +29,16 @@ A fifth, ``HOLDOUT4``, was gathered on 2026-12-02 the same way, after HOLDOUT3 h
 ten releases of ten more projects (one sdist-only), chosen by metadata only. None of its code
 has been read or migrated.
 
+A sixth, ``HOLDOUT5``, was gathered on 2026-12-04 the same way, after HOLDOUT4 had been looked at:
+ten releases of ten more projects (two sdist-only: gt4sd and horovod), chosen by metadata only.
+None of its code has been read or migrated.
+
     python benchmarks/holdout.py dev        # the development half, both targets
     python benchmarks/holdout.py holdout    # the held-out half (run it last)
     python benchmarks/holdout.py holdout2   # the unseen half (run it once, after every rule change)
     python benchmarks/holdout.py holdout3   # the fourth unseen half (run it once)
-    python benchmarks/holdout.py holdout4   # the newest unseen half (run it once, last)
+    python benchmarks/holdout.py holdout4   # the fifth half (run)
+    python benchmarks/holdout.py holdout5   # the newest unseen half (run it once, last)
     python benchmarks/holdout.py holdout --keep DIR   # also keep the trees and diffs in DIR
 """
 
@@ -156,7 +161,45 @@ HOLDOUT4: tuple[str, ...] = (
     "ratsnlp==1.0.1",  # 2022-01-16, pytorch-lightning==1.3.4, 5 files
     "spock==1.5.2",  # 2021-07-01, pytorch_lightning>=1.0.0 (sdist), 3 files
 )
-HALVES = {"dev": DEV, "holdout": HOLDOUT, "holdout2": HOLDOUT2, "holdout3": HOLDOUT3, "holdout4": HOLDOUT4}
+#: A sixth half, gathered on 2026-12-04 by metadata only, after HOLDOUT4 had been looked at (DEV, HOLDOUT,
+#: HOLDOUT2 and HOLDOUT3 had been before). Candidates were named from knowledge of 2021-2022 PyPI projects
+#: built on Lightning (a code search for setup.py lines requiring ``pytorch-lightning`` named none on PyPI),
+#: then kept by the HOLDOUT4 rule: a release uploaded 2021-01-01..2022-03-28 (its newest version there) whose
+#: declared dependencies (a wheel's ``Requires-Dist``, or the sdist's egg-info ``requires.txt``) allow a
+#: pytorch-lightning 1.2-1.5 and that ships files containing ``pytorch_lightning`` (counted by a script that
+#: printed only counts; no file was opened). In brackets: upload date, that requirement, the file count
+#: (63 in all). No project is in ``corpus.py``, DEV, HOLDOUT, HOLDOUT2, HOLDOUT3 or HOLDOUT4.
+#: Rejected for no declared pytorch-lightning dependency: transformers-lightning 0.7.8 (no Requires-Dist, no
+#: requires.txt), voicefixer 0.0.17, retinaface-pytorch 0.0.8, torch-geometric 2.0.4, norse 0.0.7.post1,
+#: pycorrector 0.4.2 (only in requirements-dev.txt), satflow 0.3.35 (only neptune-pytorch-lightning);
+#: for no file containing it: cell2location 0.6a0, pykeen 1.8.0, simclr 1.0.2, metnet 3.0.3, pytorchvideo
+#: 0.1.5, flood-forecast 0.992.dev0, zoobot 0.0.1, deepke 2.0.0; for no release in the window: pylaia,
+#: serotiny, aicsmlsegment, ml4floods, zamba, torchphysics, reagent, lmqg, igfold, people-segmentation,
+#: cloths-segmentation, facemask-detection; not on PyPI's JSON API: etna-ts, d2go, fengshen; sdist that pip
+#: could not fetch: graphein 1.2.1. Left out unopened: pytorch-tabular and tner (named in an earlier commit
+#: while fetch_sdist was written), darts (u8darts is in HOLDOUT). Passed, but left out for the mix of
+#: domains (counted, not opened; spares for a later half): neptune-pytorch-lightning 1.0.0, opacus 1.1.0,
+#: torchx 0.1.1, solo-sc 1.2, nowcasting-utils 0.0.39. Not read, not migrated yet.
+HOLDOUT5: tuple[str, ...] = (
+    "ai2-tango==0.6.0",  # 2022-02-25, pytorch-lightning>=1.5,<1.6 (extra "pytorch_lightning"), 9 files
+    "bytesep==0.1.1",  # 2021-12-25, pytorch-lightning==1.2.1, 16 files
+    "collie==1.2.0",  # 2022-01-18, pytorch-lightning>=1.0.0, 5 files
+    "dvclive==0.6.0",  # 2022-03-04, pytorch-lightning (any; extra "pytorch_lightning"), 2 files
+    "gt4sd==0.29.0",  # 2022-03-14, pytorch_lightning (any) (sdist), 14 files
+    "heareval==2021.1.1",  # 2022-03-23, pytorch-lightning (any), 1 file
+    "horovod==0.24.2",  # 2022-03-10, pytorch_lightning==1.3.8 (extra "pytorch") (sdist), 5 files
+    "kraken==4.0.0",  # 2022-02-22, pytorch-lightning (any), 2 files
+    "pytorch-segmentation-models-trainer==0.16.4",  # 2021-12-06, pytorch-lightning==1.5.4, 6 files
+    "taming-transformers-rom1504==0.0.6",  # 2021-06-28, pytorch-lightning>=1.0.8, 3 files
+)
+HALVES = {
+    "dev": DEV,
+    "holdout": HOLDOUT,
+    "holdout2": HOLDOUT2,
+    "holdout3": HOLDOUT3,
+    "holdout4": HOLDOUT4,
+    "holdout5": HOLDOUT5,
+}
 TODO_DISTANCE = 3
 
 
