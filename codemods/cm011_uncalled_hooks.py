@@ -97,11 +97,11 @@ class MarkUncalledHooksCommand(RuleCommand):
                 if not isinstance(statement, cst.FunctionDef):
                     continue
                 name = statement.name.value
-                params = {p.name.value for p in (*statement.params.posonly_params, *statement.params.params)}
+                names = {p.name.value for p in (*statement.params.posonly_params, *statement.params.params)}
                 removed = [
                     hint
                     for owner in sorted(table.ancestors(old))
-                    for param in sorted(params)
+                    for param in sorted(names)
                     if (hint := REMOVED_HOOK_PARAMETERS.get((owner, name, param)))
                 ]
                 for hint in removed:
