@@ -144,7 +144,8 @@ def fit(ctx: Context, entry: Rename, new: str, value: cst.BaseExpression, scope:
 
 def append_to_list(old: str, keyword: str) -> Callable[[cst.CSTNode], cst.CSTNode]:
     """An edit of a call: drop ``old=value`` and put ``value`` in ``keyword=[...]`` (appended to
-    the list literal there, or as a new ``keyword=[value]`` in the old argument's place)."""
+    the list literal there, ``[*name, value]`` for a name there, or as a new ``keyword=[value]`` in
+    the old argument's place)."""
 
     def fn(call: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(call, cst.Call)
@@ -156,6 +157,18 @@ def append_to_list(old: str, keyword: str) -> Callable[[cst.CSTNode], cst.CSTNod
             args[index] = moved.with_changes(keyword=cst.Name(keyword), value=cst.List([cst.Element(moved.value)]))
             return call.with_changes(args=args)
         value = args[target].value
+        if isinstance(value, cst.Name):  # a name bound to a list: a new list of its items and the value
+            listed = cst.List(
+                [
+                    cst.StarredElement(value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                    cst.Element(moved.value),
+                ]
+            )
+            args[target] = args[target].with_changes(value=listed)
+            if index > 0:
+                args[index - 1] = args[index - 1].with_changes(comma=moved.comma)
+            del args[index]
+            return call.with_changes(args=args)
         assert isinstance(value, cst.List)
         elements = list(value.elements)
         if elements:

@@ -250,7 +250,7 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         if home is None:
             return None
         there = next((a for a in site.call.args if a.keyword is not None and a.keyword.value == "callbacks"), None)
-        if there is not None and not isinstance(there.value, cst.List):
+        if there is not None and not self._a_list(ctx, there.value, site.scope):
             return None  # (a `**kwargs` holding callbacks too fails loudly at the call: two values)
         root = site.call.func
         while isinstance(root, cst.Attribute):
@@ -266,6 +266,15 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
         self._bars.append((info, f"{name}({keyword}={rate})", entry))
         ctx.answered.add(id(info.arg))
         return None
+
+    @staticmethod
+    def _a_list(ctx: Context, value: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether ``value`` is a list literal, or a name every binding of which is one
+        (``callbacks = []``), so that ``[*value, x]`` is the same list and ``x``."""
+        if isinstance(value, cst.List):
+            return True
+        bound = ctx.bindings(value, scope) if isinstance(value, cst.Name) else []
+        return bool(bound) and all(b.kind == "assign" and isinstance(b.value, cst.List) for b in bound)
 
     def _typed_rename(self, ctx: Context, site: CallSite, info: ArgInfo, entry: Rename, new: str) -> ArgOp | None:
         """``old=value`` -> ``new=value`` when the new keyword takes the value's type; a value of

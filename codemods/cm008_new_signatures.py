@@ -100,6 +100,9 @@ class CheckNewSignaturesCommand(RuleCommand):
         for site in ctx.call_sites:
             entry = ctx.table.object(site.origin)
             new = ctx.table.new(entry) if entry is not None and ctx.table.auto(entry) else None
+            if new is not None and not site.direct and self._builds(site):
+                self._spreads(ctx, site, new)  # `Trainer.from_argparse_args(args, **extra)`
+                continue
             signature = new_signature(new) if new and site.direct else None
             if new is None or signature is None or site.unbound:
                 continue
@@ -115,11 +118,25 @@ class CheckNewSignaturesCommand(RuleCommand):
                 else:
                     hint += ": remove it or find where the new API configures it"
                 ctx.edits.todo(site.call.args[index], self.RULE, hint)
-            for arg in site.call.args:
-                if arg.star == "**" and not signature.forwards:
-                    spread = cst.Module([]).code_for_node(arg.value)
-                    hint = f"`**{spread}`: keywords that `{short}` does not take fail there; check its keys"
-                    ctx.edits.todo(arg, self.RULE, hint)
+            if not signature.forwards:
+                self._spreads(ctx, site, new)
+
+    def _spreads(self, ctx: Context, site: CallSite, new: str) -> None:
+        """A TODO at each ``**kwargs`` of a call that builds ``new``, which checks its keywords."""
+        short = new.rpartition(".")[2]
+        for arg in site.call.args:
+            if arg.star == "**":
+                spread = cst.Module([]).code_for_node(arg.value)
+                hint = f"`**{spread}`: keywords that `{short}` does not take fail there; check its keys"
+                ctx.edits.todo(arg, self.RULE, hint)
+
+    @staticmethod
+    def _builds(site: CallSite) -> bool:
+        """Whether the call is a class helper that builds the class from keywords
+        (``Trainer.from_argparse_args(args, **kwargs)``)."""
+        func = site.call.func
+        helper = removed_classmethod(site.origin, func.attr.value) if isinstance(func, cst.Attribute) else None
+        return helper is not None and helper.constructs
 
     def _class_helper(
         self,

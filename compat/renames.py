@@ -1953,7 +1953,7 @@ RENAMES: tuple[Rename, ...] = (
         as_callback=("TQDMProgressBar", "refresh_rate"),
         hint=(
             "0 hides the bar (enable_progress_bar=False); a rate N > 0 is "
-            "callbacks=[TQDMProgressBar(refresh_rate=N)] (written for you where N is a literal)"
+            "callbacks=[TQDMProgressBar(refresh_rate=N)] (written for you where N is a literal and callbacks= a list)"
         ),
     ),
     Rename(
