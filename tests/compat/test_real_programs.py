@@ -46,14 +46,19 @@ KNOWN_MIGRATED: dict[str, str] = {
     "dvq_vqvae@2": _HARNESS,
     "mingpt_benchmark@2": _HARNESS,
     "pl_gan": "two optimizers with `training_step(..., optimizer_idx)` need manual optimization in both targets: "
-    "CM004's TODO only (a rewrite would have to restate 1.x's loop: toggling, closures, schedulers)",
-    "bolts_basic_gan": "`progress_bar_refresh_rate=20` next to `callbacks=callbacks` (a name, not a list literal) "
-    "keeps CM007's TODO",
+    "CM011's TODO only (a rewrite would have to restate 1.x's loop: toggling, closures, schedulers)",
+    "bolts_basic_gan": "the 1.x DataModule's `self.train_transforms` (gone in both targets: a `__init__` argument "
+    "of 1.x's base class) keeps CM013's TODO",
     "uva_energy": "`gpus=1 if str(device).startswith('cuda') else 0` (a call in the test) is left with a TODO only",
     "pytorch_vae_vanilla": "`Trainer(**config['trainer_params'])`: `gpus` comes from a config dict (TODO only)",
     "fsdl_run_experiment": "`pl.metrics.Accuracy` (1.x's task-less accuracy) is left with a TODO only",
     "pl_finetuning": "`pl.metrics.Accuracy` (1.x's task-less accuracy) is left with a TODO only",
 }
+
+
+#: Where the cause of a known failure is, when the Trainer finds it before it runs that line (a
+#: check at `fit`): the TODO must be at a line matching this, not at the failing line.
+CAUSES: dict[str, str] = {"pl_gan": r"def training_step\(self, batch, batch_idx, optimizer_idx\)"}
 
 
 def _programs() -> list[Path]:
@@ -184,21 +189,26 @@ def test_a_1x_program_after_migrate_leaves_what_it_left_under_compat(program, de
         # Strict: a program that starts to work fails here until it is removed from the list; one
         # that still fails must stop at a statement the migration marked (never in silence).
         assert migrated.returncode != 0, f"now runs after migrate: remove it from KNOWN_MIGRATED ({known})"
-        _stops_at_a_todo(copy, migrated.stderr)
+        _stops_at_a_todo(copy, migrated.stderr, CAUSES.get(program.stem))
         pytest.xfail(known)
     assert not re.search(r"^\s*(from|import)\s+pytorch_lightning\b", copy.read_text(), re.M), copy.read_text()
     assert migrated.returncode == 0, f"after migrate:\n{migrated.stdout[-3000:]}\n{migrated.stderr[-6000:]}"
     _compare(tmp_path / "compat", tmp_path / "migrated")
 
 
-def _stops_at_a_todo(source: Path, stderr: str) -> None:
-    """The innermost line of ``source`` in the traceback belongs to a statement with a
-    ``# TODO(compat.migrate)`` on, inside, or within three lines above it."""
+def _stops_at_a_todo(source: Path, stderr: str, cause: str | None = None) -> None:
+    """The innermost line of ``source`` in the traceback (or the first line matching ``cause``)
+    belongs to a statement with a ``# TODO(compat.migrate)`` on, inside, or within three lines
+    above it."""
     import ast
 
-    lines = [int(n) for n in re.findall(rf'File "{re.escape(str(source))}", line (\d+)', stderr)]
-    assert lines, f"no line of the migrated program in the traceback:\n{stderr[-4000:]}"
-    line, text = lines[-1], source.read_text().splitlines()
+    text = source.read_text().splitlines()
+    if cause is not None:
+        lines = [i + 1 for i, t in enumerate(text) if re.search(cause, t)][:1]
+    else:
+        lines = [int(n) for n in re.findall(rf'File "{re.escape(str(source))}", line (\d+)', stderr)]
+    assert lines, f"no line of the migrated program in the traceback (or matching {cause!r}):\n{stderr[-4000:]}"
+    line = lines[-1]
     spans = [
         (node.lineno, node.end_lineno or node.lineno)
         for node in ast.walk(ast.parse("\n".join(text)))
