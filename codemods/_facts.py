@@ -43,6 +43,7 @@ __all__ = [
     "subclassed_by_libraries",
     "super_required",
     "trainer",
+    "trainer_flag_changes",
 ]  # fmt: skip
 
 
@@ -321,6 +322,35 @@ CLASS_ONLY_METHODS = {
         "(`model = Model.load_from_checkpoint(path)`)"
     ),
 }
+
+
+@functools.cache
+def trainer_flag_changes(target: str) -> dict[str, str]:
+    """The 1.x Trainer's command-line flags (``add_argparse_args``: arguments annotated with
+    ``str``/``int``/``float``/``bool``) that the target's Trainer lacks or defaults differently:
+    ``{name: what changed}`` (``"gone"``, ``"default -1 now, None in 1.x"``), from the catalogs."""
+    import re
+
+    new = _catalog.target(target).signature(trainer(target))
+    if new is None:
+        return {}
+    defaults: dict[str, list[str]] = {}
+    for release in _catalog.OLD:
+        catalog = _catalog.load(release)
+        signature, annotations = catalog.signature(catalog.trainer), catalog.init_annotations(catalog.trainer)
+        for param in signature.params if signature is not None else ():
+            if re.search(r"\b(str|int|float|bool)\b", annotations.get(param.name, "")):
+                seen = defaults.setdefault(param.name, [])
+                if param.default is not None and param.default not in seen:
+                    seen.append(param.default)
+    changes = {}
+    for name, olds in defaults.items():
+        now = new.get(name)
+        if now is None:
+            changes[name] = "gone"
+        elif any(d != now.default for d in olds):
+            changes[name] = f"default {now.default} now, {' or '.join(olds)} in 1.x"
+    return changes
 
 
 def removed_classmethod(canon: str, name: str) -> ClassHelper | None:

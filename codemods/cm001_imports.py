@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from functools import partial
 
@@ -254,7 +255,9 @@ class RewriteImportsCommand(RuleCommand):
             if isinstance(ctx.analysis.parent(string), cst.Expr):
                 continue  # a docstring or a bare string: prose
             value = string.evaluated_value
-            for match in _DOTTED.finditer(value if isinstance(value, str) else ""):
+            if not isinstance(value, str) or not _an_expression(value):
+                continue  # a URL, a path, a message: not code that could name the import
+            for match in _DOTTED.finditer(value):
                 for binding in scope.lookup(match.group(1))[1]:
                     if binding.kind == "import":
                         texts.setdefault(id(binding), []).append(match.group(0))
@@ -273,6 +276,15 @@ class RewriteImportsCommand(RuleCommand):
 
 #: The dotted names in a string (``"pl.Trainer"``, ``"Optional[pl.Trainer]"``), by their root.
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*")
+
+
+def _an_expression(text: str) -> bool:
+    """Whether ``text`` reads as a Python expression (a string annotation, a dotted path)."""
+    try:
+        ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def _chain(ctx: Context, name: cst.Name) -> cst.BaseExpression:

@@ -12,11 +12,13 @@ from compat.renames import ClassHelper
 from ._calls import CallSite
 from ._context import Context
 from ._facts import (
+    OLD_TRAINER,
     NewSignature,
     new_signature,
     old_keywords,
     removed_classmethod,
     trainer,
+    trainer_flag_changes,
 )
 from ._ids import Rule
 from ._rule import RuleCommand, Site
@@ -26,6 +28,18 @@ __all__ = ["CheckNewSignaturesCommand"]
 
 
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+class _Flags(cst.CSTVisitor):
+    """The command-line flags a module spells in strings (``"--gpus"`` -> ``gpus``)."""
+
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        text = node.evaluated_value
+        if isinstance(text, str) and text.startswith("--") and text[2:].isidentifier():
+            self.found.add(text[2:])
 
 
 def _keyword(name: str) -> Callable[[cst.CSTNode], cst.CSTNode]:
@@ -100,10 +114,10 @@ class CheckNewSignaturesCommand(RuleCommand):
         for site in ctx.call_sites:
             entry = ctx.table.object(site.origin)
             new = ctx.table.new(entry) if entry is not None and ctx.table.auto(entry) else None
-            if new is not None and not site.direct and self._builds(site):
-                self._spreads(ctx, site, new)  # `Trainer.from_argparse_args(args, **extra)`
-                continue
-            signature = new_signature(new) if new and site.direct else None
+            builds = (
+                new is not None and not site.direct and self._builds(site)
+            )  # `Trainer.from_argparse_args(args, ...)`
+            signature = new_signature(new) if new and (site.direct or builds) else None
             if new is None or signature is None or site.unbound:
                 continue
             short = new.rpartition(".")[2]
@@ -172,6 +186,25 @@ class CheckNewSignaturesCommand(RuleCommand):
         message = f"`{owner_short(helper.owner)}.{name}(...)` -> `{bound}(<the class>, ...)` ({function})"
         ctx.edits.replace(call, rewrite, self.RULE, message, site=attribute)
         ctx.answered.add(id(attribute))
+        if helper.owner == OLD_TRAINER and name == "add_argparse_args":
+            self._flags_in_use(ctx, attribute)
+
+    def _flags_in_use(self, ctx: Context, attribute: cst.Attribute) -> None:
+        """A TODO at the Trainer's ``add_argparse_args`` when the file reads a flag that the new
+        Trainer lacks or defaults differently (``args.max_steps``, ``"--gpus"``): the flags are the
+        new Trainer's parameters now."""
+        changes = trainer_flag_changes(self.target)
+        read = {a.attr.value for a, _, store in ctx.analysis.attributes if not store and a.attr.value in changes}
+        flags = _Flags()
+        ctx.analysis.module.visit(flags)
+        read |= {flag for flag in flags.found if flag in changes}
+        if read:
+            listed = "; ".join(f"`{n}`: {changes[n]}" for n in sorted(read))
+            hint = (
+                "the flags are the new Trainer's parameters now (`--gpus` is `--accelerator`/`--devices`), and this "
+                f"file uses some that changed ({listed}): check the command lines and the code that reads them"
+            )
+            ctx.edits.todo(attribute, self.RULE, hint)
 
     def _method_calls(self, ctx: Context) -> None:
         """Calls of a method of an old class on a receiver of that class (``trainer.fit(...)``,
@@ -225,6 +258,8 @@ class CheckNewSignaturesCommand(RuleCommand):
                 position += 1
                 if old is None or old == here:
                     continue
+                if here is not None and here not in old_positional and not signature.accepts(old):
+                    continue  # the parameter renamed in its place (`save_checkpoint(filepath)` -> `(path)`)
                 keyword = old if signature.accepts(old) else renamed.get(old)
                 if keyword is None or not signature.accepts(keyword) or keyword in given:
                     hint = f"argument {position} of `{name}` was `{old}=` in 1.x"

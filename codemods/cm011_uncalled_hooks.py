@@ -16,6 +16,21 @@ from ._scopes import ClassInfo
 __all__ = ["MarkUncalledHooksCommand"]
 
 
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.add(node.value)
+
+
+def _read_names(node: cst.CSTNode) -> set[str]:
+    """Every name ``node`` mentions."""
+    names = _Names()
+    node.visit(names)
+    return names.found
+
+
 def _default(value: str) -> Fn:
     """An edit that gives a parameter the default ``value`` (Python source)."""
 
@@ -97,7 +112,12 @@ class MarkUncalledHooksCommand(RuleCommand):
                 if not isinstance(statement, cst.FunctionDef):
                     continue
                 name = statement.name.value
-                names = {p.name.value for p in (*statement.params.posonly_params, *statement.params.params)}
+                # a parameter with a default that the body never reads works either way (`optimizer_idx=0`)
+                names = {
+                    p.name.value
+                    for p in (*statement.params.posonly_params, *statement.params.params)
+                    if p.default is None or p.name.value in _read_names(statement.body)
+                }
                 removed = [
                     hint
                     for owner in sorted(table.ancestors(old))

@@ -7,6 +7,7 @@ import sys
 import libcst as cst
 
 from compat import _catalog
+from compat.renames import CLASS_HELPERS, class_helper
 
 from ._context import OTHER, Context
 from ._facts import (
@@ -131,11 +132,21 @@ class FlagOldOnlyNamesCommand(RuleCommand):
                 if name not in distinctive:
                     continue
             if name in distinctive and ctx.uses_old_api and self._unknown(ctx, attribute.value, scope):
-                hint = (
+                hint = self._helper_hint(name) or (
                     f"`.{name}` is Lightning 1.x API (on `{old_owner_of(name)}`), gone from {self._where()}: "
                     "if this is a Lightning object, replace it (docs/migration.md) or drop it"
                 )
                 ctx.edits.todo(attribute, self.RULE, hint)
+
+    def _helper_hint(self, name: str) -> str | None:
+        """The hint for a class helper of 1.x (``X.from_argparse_args``) on a class not known here."""
+        helpers = [h for h in CLASS_HELPERS if h.member == name]
+        if not helpers:
+            return None
+        owners = ", ".join(f"`{h.owner.rpartition('.')[2]}`" for h in helpers)
+        function = helpers[0].target(self.target)
+        how = f"call `{function}(<the class>, ...)`" if function else helpers[0].hint
+        return f"`.{name}` was a classmethod of {owners} in 1.x, gone from {self._where()}: if this is one, {how}"
 
     def _where(self) -> str:
         return "`strategies`" if self.target == "strategies" else "Lightning 2.x"
@@ -288,6 +299,8 @@ class FlagOldOnlyNamesCommand(RuleCommand):
                 name = statement.name.value
                 if name in ctx.table.members or name in called or self._covered(ctx, statement, name, done):
                     continue  # the table's rules, the class's own calls, or CM011
+                if any(class_helper(owner, name) for owner in ctx.table.ancestors(old)):
+                    continue  # a class helper (`add_argparse_args`) that code calls, not a hook
                 hint = self._earlier(ctx, statement, name) or uncalled_override(old, new, name, self.target)
                 if hint is not None:
                     ctx.edits.todo(statement.name, self.RULE, hint)
