@@ -136,7 +136,9 @@ def _compare(left_out: Path, right_out: Path) -> None:
         a, b = _state(left[rel]), _state(right[rel])
         assert a.keys() == b.keys() and a, rel
         for key in a:
-            torch.testing.assert_close(a[key], b[key], rtol=1e-5, atol=1e-7, msg=f"{rel}: {key}")
+            torch.testing.assert_close(
+                a[key], b[key], rtol=1e-5, atol=1e-7, msg=lambda detail, r=rel, k=key: f"{r}: {k}: {detail}"
+            )
     for rel in (r for r in left if r.endswith(".csv")):
         rows_a, rows_b = _rows(left[rel]), _rows(right[rel])
         assert len(rows_a) == len(rows_b), rel
