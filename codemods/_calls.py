@@ -10,7 +10,8 @@ import libcst as cst
 
 from compat.renames import Rename
 
-from ._facts import old_positional, removed_classmethod
+from ._facts import OLD_TRAINER, old_positional, removed_classmethod
+from ._keyword_dicts import keyword_dict_parts, spreads_into_trainer
 from ._resolve import Resolver
 from ._scopes import Scope
 
@@ -55,6 +56,8 @@ class CallSite:
         bound: index -> old parameter of the positional arguments bound by the old signature.
         unbound: positional arguments that the old signature does not bind the same way in every
             release (or ``*args``); when there are any, none is bound.
+        shown: ids of its ``**`` arguments whose keys are all seen (dicts of Trainer keywords
+            built in this file, read as parts of this call: ``_keyword_dicts``).
     """
 
     call: cst.Call
@@ -65,6 +68,7 @@ class CallSite:
     names: dict[int, str] = field(default_factory=dict)
     bound: dict[int, str] = field(default_factory=dict)
     unbound: tuple[int, ...] = ()
+    shown: frozenset[int] = frozenset()
 
 
 def literal(node: cst.BaseExpression) -> str | None:
@@ -135,6 +139,7 @@ def find_call_sites(ctx: Resolver) -> list[CallSite]:
     by_keyword: dict[str, list[Rename]] = {}
     for (kw, _), entries in table.values.items():
         by_keyword.setdefault(kw, []).extend(entries)
+    spreading: list[tuple[cst.Call, Scope]] = []
     for call, scope in ctx.analysis.calls:
         if not call.args or not _may_be_class(call.func):
             continue
@@ -142,16 +147,39 @@ def find_call_sites(ctx: Resolver) -> list[CallSite]:
         if origin is None:
             continue
         bound, unbound = _bind(call, origin) if direct else ({}, ())
-        names = {i: a.keyword.value for i, a in enumerate(call.args) if a.keyword is not None}
-        names.update(bound)
-        infos = []
-        for index, kw in sorted(names.items()):
-            arg = call.args[index]
-            value = literal(arg.value)
-            related = [e for e in table.arguments.get(kw, ()) if table.related(e.old, origin)]
-            any_values = [e for e in by_keyword.get(kw, ()) if table.related(e.old, origin)]
-            values = [e for e in any_values if e.value == value] if value is not None else []
-            if related or any_values:
-                infos.append(ArgInfo(index, arg, kw, value, values, any_values, related))
-        sites.append(CallSite(call, scope, origin, direct, infos, names, bound, unbound))
+        sites.append(_site(ctx, call, scope, origin, direct, bound, unbound, by_keyword))
+        if spreads_into_trainer(ctx, call, scope, origin, direct):
+            spreading.append((call, scope))
+    if spreading:  # `kwargs = dict(gpus=2)` ... `Trainer(**kwargs)`: its parts are the call's (_keyword_dicts)
+        known = set(table.arguments) | {kw for kw, _ in table.values}
+        parts, shown = keyword_dict_parts(ctx, spreading, known)
+        for call, scope in parts:
+            sites.append(_site(ctx, call, scope, OLD_TRAINER, True, {}, (), by_keyword))
+        for site in sites:
+            site.shown = frozenset(id(a) for a in site.call.args if id(a) in shown)
     return sites
+
+
+def _site(
+    ctx: Resolver,
+    call: cst.Call,
+    scope: Scope,
+    origin: str,
+    direct: bool,
+    bound: dict[int, str],
+    unbound: tuple[int, ...],
+    by_keyword: dict[str, list[Rename]],
+) -> CallSite:
+    table = ctx.table
+    names = {i: a.keyword.value for i, a in enumerate(call.args) if a.keyword is not None}
+    names.update(bound)
+    infos = []
+    for index, kw in sorted(names.items()):
+        arg = call.args[index]
+        value = literal(arg.value)
+        related = [e for e in table.arguments.get(kw, ()) if table.related(e.old, origin)]
+        any_values = [e for e in by_keyword.get(kw, ()) if table.related(e.old, origin)]
+        values = [e for e in any_values if e.value == value] if value is not None else []
+        if related or any_values:
+            infos.append(ArgInfo(index, arg, kw, value, values, any_values, related))
+    return CallSite(call, scope, origin, direct, infos, names, bound, unbound)

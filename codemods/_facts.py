@@ -27,6 +27,7 @@ __all__ = [
     "OLD_ONLY_MEMBERS",
     "STRATEGY_HOOK_MOVES",
     "HOOKS_THAT_RUN",
+    "LAUNCH_KEYWORDS",
     "COMMON_MEMBER_NAMES",
     "TORCH_MODULE_METHODS",
     "NewSignature",
@@ -258,6 +259,12 @@ def trainer(target: str) -> str:
 
 # How the 1.x accelerator connector (1.2.10-1.5.10, ``set_distributed_mode`` and
 # ``select_training_type_plugin``) launched processes on CPU, where the new default differs.
+#: Trainer arguments that together chose how 1.x launched processes (a dict of Trainer keywords
+#: is read as part of the call only when these are all in one place: ``_keyword_dicts``).
+LAUNCH_KEYWORDS = frozenset({
+    "gpus", "num_processes", "tpu_cores", "ipus", "devices", "accelerator", "distributed_backend",
+    "strategy", "plugins", "num_nodes", "auto_select_gpus",
+})  # fmt: skip
 #: Trainer keywords that set how many processes run.
 _PROCESS_COUNTS = frozenset({"num_processes", "gpus", "tpu_cores", "devices"})
 #: Values that, without a process count, started ``os.cpu_count()`` processes.

@@ -56,6 +56,14 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
     device count, positional arguments whose meaning changed between 1.x releases, or keywords
     that would conflict get a TODO, not a guess. Calls of user subclasses count too.
 
+    A dict of Trainer keywords built in the file and spread into the call (``kwargs =
+    dict(gpus=2)``, ``kwargs.update(...)``, or returned by a helper whose every call is spread,
+    ``Trainer(**trainer_kwargs(args))``) is read as part of the call, and its ``dict(...)`` and
+    ``update(...)`` keywords are rewritten and checked as the call's own, when every use of the
+    dict is seen and the launch arguments (``gpus``, ``accelerator``, ``num_processes``, ...) are
+    all in one of its parts and not in the call (``codemods/_keyword_dicts.py``); otherwise its
+    keywords keep their TODOs.
+
     Before::
 
         from pytorch_lightning import Trainer

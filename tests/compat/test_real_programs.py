@@ -34,17 +34,13 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 KNOWN_COMPAT: dict[str, str] = {}
 
 _HARNESS = (
-    "the harness's 1.x `dict(accelerator='ddp_cpu', num_processes=2)` (a dict spread into the Trainer) keeps "
-    "CM007's TODO: the migration rewrites keywords of Trainer calls, not of dicts built for one"
+    "the harness's `harness.update(accelerator='ddp_cpu', num_processes=2)` is spread into a Trainer call that "
+    "passes `gpus=` itself: the launch is decided by both, so the dict keeps CM007's TODO"
 )
 # After migrate (a key `name@2`: on 2 processes only).
 KNOWN_MIGRATED: dict[str, str] = {
-    "tut_hello_world@2": _HARNESS + "; it then collides with the rewritten `accelerator=`",
-    "tut_datamodules@2": _HARNESS + "; it then collides with the rewritten `accelerator=`",
-    "pl_autoencoder@2": _HARNESS,
-    "bolts_logistic_regression@2": _HARNESS,
-    "dvq_vqvae@2": _HARNESS,
-    "mingpt_benchmark@2": _HARNESS,
+    "tut_hello_world@2": _HARNESS + " (and collides with the rewritten `accelerator=`)",
+    "tut_datamodules@2": _HARNESS + " (and collides with the rewritten `accelerator=`)",
     "pl_gan": "two optimizers with `training_step(..., optimizer_idx)` need manual optimization in both targets: "
     "CM011's TODO only (a rewrite would have to restate 1.x's loop: toggling, closures, schedulers)",
     "bolts_basic_gan": "the 1.x DataModule's `self.train_transforms` (gone in both targets: a `__init__` argument "
