@@ -15,7 +15,9 @@ from ._edits import TodoLine, before_item, with_before_item
 from ._ids import TODO_PREFIX
 from ._layout import add_lines, todo_lines, uncommented, with_lines, without
 
-__all__ = ["ArgOp", "apply_ops", "conditional", "conflict", "falsy", "message", "named", "quote_of", "template"]
+__all__ = [
+    "ArgOp", "apply_ops", "branches", "conditional", "conflict", "falsy", "message", "named", "quote_of", "template",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,26 @@ def conditional(new: str, falsy_new: str, default: dict[str, str]) -> tuple[cst.
                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
             )
         )
+    return tuple(args)
+
+
+def branches(new: str, falsy_new: str, default: dict[str, str], value: cst.IfExp) -> tuple[cst.Arg, ...]:
+    """``gpus=1 if C else 0``: each keyword of the rewrite of either literal branch (``new``
+    filled with it, or ``falsy_new`` for a falsy one), chosen by ``C`` where the branches differ:
+    ``accelerator="cuda" if C else "cpu", devices=1 if C else "auto"``."""
+
+    def keywords(branch: cst.BaseExpression) -> dict[str, cst.BaseExpression]:
+        chosen = falsy_new if falsy(branch) else new
+        return {a.keyword.value: _filled(a.value, branch, None) for a in template(chosen) if a.keyword is not None}
+
+    yes, no = keywords(value.body), keywords(value.orelse)
+    args = []
+    for key in dict.fromkeys([*yes, *no]):
+        a = yes.get(key) or cst.parse_expression(default[key])
+        b = no.get(key) or cst.parse_expression(default[key])
+        chosen = a if a.deep_equals(b) else cst.IfExp(test=value.test, body=a, orelse=b)
+        equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+        args.append(cst.Arg(value=chosen, keyword=cst.Name(key), equal=equal))
     return tuple(args)
 
 

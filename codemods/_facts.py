@@ -28,6 +28,8 @@ __all__ = [
     "STRATEGY_HOOK_MOVES",
     "HOOKS_THAT_RUN",
     "LAUNCH_KEYWORDS",
+    "PURE_FUNCTIONS",
+    "PURE_METHODS",
     "COMMON_MEMBER_NAMES",
     "TORCH_MODULE_METHODS",
     "NewSignature",
@@ -265,6 +267,15 @@ LAUNCH_KEYWORDS = frozenset({
     "gpus", "num_processes", "tpu_cores", "ipus", "devices", "accelerator", "distributed_backend",
     "strategy", "plugins", "num_nodes", "auto_select_gpus",
 })  # fmt: skip
+#: Functions and methods whose call has no effect and gives the same value each time, so that a
+#: condition made of them may be evaluated once per rewritten keyword (``gpus=1 if
+#: torch.cuda.is_available() else 0`` -> ``accelerator="cuda" if torch.cuda.is_available() else
+#: "cpu", devices=...``).
+PURE_FUNCTIONS = frozenset({
+    "torch.cuda.is_available", "torch.cuda.device_count", "torch.backends.mps.is_available",
+    "str", "len", "int", "bool", "float", "min", "max", "abs", "isinstance",
+})  # fmt: skip
+PURE_METHODS = frozenset({"startswith", "endswith", "lower", "upper", "strip"})
 #: Trainer keywords that set how many processes run.
 _PROCESS_COUNTS = frozenset({"num_processes", "gpus", "tpu_cores", "devices"})
 #: Values that, without a process count, started ``os.cpu_count()`` processes.

@@ -18,6 +18,7 @@ from ._calls import ArgInfo, CallSite, literal
 from ._cm006_argument_edits import (
     ArgOp,
     apply_ops,
+    branches,
     conditional,
     conflict,
     falsy,
@@ -29,10 +30,11 @@ from ._cm006_argument_edits import (
 from ._cm006_launch import keep_launch
 from ._cm006_value_types import append_to_list, fit
 from ._context import Context
+from ._facts import PURE_FUNCTIONS, PURE_METHODS
 from ._ids import Rule
 from ._layout import comments
 from ._rule import RuleCommand, Site
-from ._scopes import Scope
+from ._scopes import Scope, dotted
 
 __all__ = ["RewriteTrainerArgumentsCommand"]
 
@@ -211,11 +213,22 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
                     ctx.edits.todo(arg, self.RULE, hint, entry)
                     return None
                 hint = f"`{info.name}=` may be 0 or None here, and {entry.hint}; then rewrite it"
+                value = arg.value
+                if (
+                    entry.falsy
+                    and not ctx.config
+                    and isinstance(value, cst.IfExp)
+                    and all(_constant(b) or falsy(b) for b in (value.body, value.orelse))
+                    and _pure(value.test)
+                    and not _reads_the_api(ctx, value.test, site.scope)
+                ):  # `gpus=1 if torch.cuda.is_available() else 0`
+                    made = branches(new, entry.falsy, _trainer_defaults(self.target), value)
+                    return ArgOp("expand", entry, template=made, fallback=hint)
                 if (
                     entry.falsy
                     and not ctx.config
                     and not _constant(arg.value)
-                    and _repeatable(arg.value)
+                    and _pure(arg.value)
                     and not _reads_the_api(ctx, arg.value, site.scope)
                 ):
                     made = conditional(new, entry.falsy, _trainer_defaults(self.target))
@@ -401,6 +414,27 @@ def _trainer_defaults(target: str) -> dict[str, str]:
     catalog = _catalog.target(target)
     signature = catalog.signature(catalog.trainer)
     return {p.name: p.default for p in (signature.params if signature else ()) if p.default is not None}
+
+
+def _pure(value: cst.BaseExpression) -> bool:
+    """A condition that evaluating twice gives the same value and does nothing else: what
+    ``_repeatable`` allows, literals, comparisons, ``and``/``or``/``not`` of them, and calls the
+    table of pure functions names (``torch.cuda.is_available()``, ``str(device).startswith("cuda")``)."""
+    if _repeatable(value) or _constant(value) or (isinstance(value, cst.Name) and value.value in ("True", "False")):
+        return True
+    if isinstance(value, cst.Comparison):
+        return _pure(value.left) and all(_pure(c.comparator) for c in value.comparisons)
+    if isinstance(value, cst.BooleanOperation):
+        return _pure(value.left) and _pure(value.right)
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not):
+        return _pure(value.expression)
+    if isinstance(value, cst.Call) and all(a.keyword is None and not a.star and _pure(a.value) for a in value.args):
+        func = value.func
+        name = dotted(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if name in PURE_FUNCTIONS:
+            return True
+        return isinstance(func, cst.Attribute) and func.attr.value in PURE_METHODS and _pure(func.value)
+    return False
 
 
 def _constant(value: cst.BaseExpression) -> bool:

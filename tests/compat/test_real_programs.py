@@ -34,8 +34,8 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 KNOWN_COMPAT: dict[str, str] = {}
 
 _HARNESS = (
-    "the harness's `harness.update(accelerator='ddp_cpu', num_processes=2)` is spread into a Trainer call that "
-    "passes `gpus=` itself: the launch is decided by both, so the dict keeps CM007's TODO"
+    "the harness's 1.x `accelerator='ddp_cpu', num_processes=2` dict is spread into a Trainer call that passes "
+    "`gpus=` itself: the launch is decided by both, so the dict keeps CM007's TODO"
 )
 # After migrate (a key `name@2`: on 2 processes only).
 KNOWN_MIGRATED: dict[str, str] = {
@@ -45,7 +45,7 @@ KNOWN_MIGRATED: dict[str, str] = {
     "CM011's TODO only (a rewrite would have to restate 1.x's loop: toggling, closures, schedulers)",
     "bolts_basic_gan": "the 1.x DataModule's `self.train_transforms` (gone in both targets: a `__init__` argument "
     "of 1.x's base class) keeps CM013's TODO",
-    "uva_energy": "`gpus=1 if str(device).startswith('cuda') else 0` (a call in the test) is left with a TODO only",
+    "uva_energy@2": _HARNESS + " (and collides with the rewritten `accelerator=`)",
     "pytorch_vae_vanilla": "`Trainer(**config['trainer_params'])`: `gpus` comes from a config dict (TODO only)",
     "fsdl_run_experiment": "`pl.metrics.Accuracy` (1.x's task-less accuracy) is left with a TODO only",
     "pl_finetuning": "`pl.metrics.Accuracy` (1.x's task-less accuracy) is left with a TODO only",
