@@ -53,7 +53,11 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
     A literal the table says is a callback's setting now (``progress_bar_refresh_rate=20``)
     becomes that callback in ``callbacks=[...]`` (``TQDMProgressBar(refresh_rate=20)``); a value
     read at run time whose falsy values meant something else (``gpus=args.gpus``: 0 meant CPU)
-    becomes a conditional of both meanings when it can be read twice (a name, an attribute).
+    becomes a conditional of both meanings when it can be read twice (a name, an attribute, a
+    call of a function known to be pure, ``torch.cuda.device_count()``); a conditional of literals
+    (``gpus=1 if torch.cuda.is_available() else 0``) becomes the rewrite of either branch chosen by
+    the same condition (``accelerator="cuda" if torch.cuda.is_available() else "cpu", devices=1 if
+    ... else "auto"``).
     Other non-literal values where a literal decides the meaning, a falsy
     device count, positional arguments whose meaning changed between 1.x releases, or keywords
     that would conflict get a TODO, not a guess. Calls of user subclasses count too.
