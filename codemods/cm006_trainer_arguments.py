@@ -212,6 +212,13 @@ class RewriteTrainerArgumentsCommand(RuleCommand):
             if not new.isidentifier():
                 if not table.auto(entry):
                     return None
+                if entry.falsy and entry.truthy and _value_map(entry.truthy, entry.falsy) and not ctx.config:
+                    if falsy(arg.value):  # one keyword, the value mapped: `=0`, `=1`, `=1 if value else 0`
+                        return ArgOp("expand", entry, template=template(entry.falsy))
+                    if _constant(arg.value) or (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
+                        return ArgOp("expand", entry, template=template(entry.truthy))
+                    made = conditional(entry.truthy, entry.falsy, _trainer_defaults(self.target))
+                    return ArgOp("expand", entry, template=made)
                 if falsy(arg.value):
                     hint = entry.hint or f"`{info.name}=` with this value has no direct equivalent"
                     ctx.edits.todo(arg, self.RULE, hint, entry)
@@ -418,6 +425,13 @@ def _trainer_defaults(target: str) -> dict[str, str]:
     catalog = _catalog.target(target)
     signature = catalog.signature(catalog.trainer)
     return {p.name: p.default for p in (signature.params if signature else ()) if p.default is not None}
+
+
+def _value_map(new: str, falsy_new: str) -> bool:
+    """Whether an entry's rewrite and its falsy one set the same single keyword (only the value
+    differs: ``reload_dataloaders_every_n_epochs=1`` / ``=0``), so a literal maps directly."""
+    keys = [a.keyword.value for a in template(new) if a.keyword is not None]
+    return len(keys) == 1 and keys == [a.keyword.value for a in template(falsy_new) if a.keyword is not None]
 
 
 def _pure(value: cst.BaseExpression) -> bool:

@@ -119,6 +119,9 @@ class Rename:
             setting of a callback now, ``(callback class, its keyword)``: ``("TQDMProgressBar",
             "refresh_rate")`` makes ``progress_bar_refresh_rate=20``
             ``callbacks=[TQDMProgressBar(refresh_rate=20)]`` (the class where the target has it).
+        truthy: with ``falsy``, for ``ARGUMENT`` entries where any true value meant one setting:
+            its keywords (``reload_dataloaders_every_n_epochs=1``); the codemods then write
+            ``=1`` for ``True``, ``=0`` for ``False`` and ``=1 if value else 0`` otherwise.
     """
 
     kind: Kind
@@ -142,6 +145,7 @@ class Rename:
     moves: tuple[tuple[str, str], ...] = ()
     falsy: str | None = None
     as_callback: tuple[str, str] | None = None
+    truthy: str | None = None
 
     @property
     def old_name(self) -> str:
@@ -1963,7 +1967,8 @@ RENAMES: tuple[Rename, ...] = (
         strategies="reload_dataloaders_every_n_epochs=...",
         lightning="reload_dataloaders_every_n_epochs=...",
         renamed_in="1.4",
-        automatic=False,
+        falsy="reload_dataloaders_every_n_epochs=0",
+        truthy="reload_dataloaders_every_n_epochs=1",
         hint="True is reload_dataloaders_every_n_epochs=1, False is 0 (the default)",
     ),
     Rename(
