@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import datetime
 import os
+import signal
+import sys
+import threading
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -520,10 +523,18 @@ class Trainer(_TrainerProperties, _LoggerProperties):
         launcher = self.strategy.launcher
         args = (stage, model, loaders, datamodule, ckpt_path)
         self._ckpt_path = ckpt_path  # the workers' `_run` resolves "last"
-        if launcher is None:
-            return self._run(*args)
-        self._caller_module = model
-        return launcher.launch(self._run, *args, trainer=self)
+        try:
+            if launcher is None:
+                return self._run(*args)
+            self._caller_module = model
+            return launcher.launch(self._run, *args, trainer=self)
+        except KeyboardInterrupt:
+            # As Lightning 2.6: the `on_exception` hooks and the teardown have run (`_run`), the
+            # launcher has ended the other ranks; a second Ctrl-C cannot cut the shutdown short.
+            rank_zero_info("\nDetected KeyboardInterrupt, attempting graceful shutdown ...")
+            if threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            sys.exit(1)
 
     def _run(
         self, stage: str, model: TrainModule, loaders: dict[str, Any], datamodule: DataModule | None, ckpt_path: Any

@@ -47,7 +47,8 @@ def _is_mp_helper(pid: str) -> bool:
 
 @pytest.fixture(autouse=True)
 def no_leftovers():
-    """Fail a test that leaves a process group, a child process or a rank variable behind."""
+    """Fail a test that leaves a process group, a child process, a rank variable or
+    ``rank_zero_only.rank`` behind."""
     env_before = {k: os.environ.get(k) for k in _RANK_VARS}
     children_before = set(_children(os.getpid()))
     yield
@@ -72,6 +73,10 @@ def no_leftovers():
             pass
     if leftover:
         problems.append(f"child processes were left running: {sorted(leftover)}")
+    rank_zero = sys.modules.get("strategies.utilities.rank_zero")
+    if rank_zero is not None and rank_zero.rank_zero_only._rank is not None:
+        rank_zero.rank_zero_only._rank = None  # a strategy that set it was not closed
+        problems.append("`rank_zero_only.rank` was left set (a strategy was set up and not closed)")
     for key, value in env_before.items():
         if os.environ.get(key) != value:
             problems.append(f"the environment variable {key} changed")

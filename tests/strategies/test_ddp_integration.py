@@ -257,9 +257,9 @@ def test_sigint_to_the_launching_process_ends_the_children(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    # Python ends an uncaught KeyboardInterrupt by SIGINT (the shell shows exit status 130).
-    assert proc.returncode in (130, -signal.SIGINT), (proc.returncode, err)
-    assert "KeyboardInterrupt" in err
+    # As Lightning 2.6: the hooks and the teardown run, the other rank is ended, and the program exits with 1.
+    assert proc.returncode == 1, (proc.returncode, err)
+    assert "Detected KeyboardInterrupt, attempting graceful shutdown" in err
     assert "RankFailedError" not in err and "Rank 1 failed" not in err, "rank 1 was blamed for rank 0's SIGTERM"
     _assert_gone(tmp_path)
 

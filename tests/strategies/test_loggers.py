@@ -100,14 +100,14 @@ def test_tensorboard_experiment_off_rank_zero_is_a_dummy_that_writes_nothing(tmp
     from strategies.loggers import DummyExperiment
     from strategies.utilities import rank_zero_only
 
-    monkeypatch.setattr(rank_zero_only, "rank", 1)
+    monkeypatch.setattr(rank_zero_only, "_rank", 1)  # the field: undoing the property would pin its computed value
     logger = TensorBoardLogger(tmp_path, name="tb")
     experiment = logger.experiment
     assert isinstance(experiment, DummyExperiment)
     experiment.add_image("x", None)  # user code in a module runs on every rank: nothing happens
     experiment["anything"].add_scalar("y", 1.0)
     assert not any(tmp_path.rglob("events.out.tfevents*"))
-    monkeypatch.setattr(rank_zero_only, "rank", 0)
+    monkeypatch.setattr(rank_zero_only, "_rank", 0)
     assert not isinstance(logger.experiment, DummyExperiment)
     logger.finalize("success")
     assert len(list(tmp_path.rglob("events.out.tfevents*"))) == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import signal
 from typing import Any
 
 import pytest
@@ -124,10 +126,17 @@ class _QuietHooks(HookCaller):
         return isinstance(exception, KeyboardInterrupt)
 
 
-def test_on_run_exception_may_end_a_failed_run_quietly():
+def test_on_run_exception_may_end_a_failed_run_quietly(caplog):
     settings = {**SETTINGS, "num_sanity_val_steps": 0}
-    with pytest.raises(KeyboardInterrupt):  # the default hook caller re-raises
-        Trainer(accelerator="cpu", devices=1, **settings).fit(_Interrupting(), datamodule=HookedData())
+    previous = signal.getsignal(signal.SIGINT)
+    try:  # the default hook caller re-raises, and Ctrl-C then ends the program as in Lightning 2.6
+        with pytest.raises(SystemExit) as ended, caplog.at_level(logging.INFO, logger="strategies"):
+            Trainer(accelerator="cpu", devices=1, **settings).fit(_Interrupting(), datamodule=HookedData())
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # a second Ctrl-C cannot cut the shutdown short
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert ended.value.code == 1
+    assert "Detected KeyboardInterrupt, attempting graceful shutdown" in caplog.text
 
     class Quiet(Trainer):
         hooks_class = _QuietHooks
