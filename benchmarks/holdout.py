@@ -31,14 +31,15 @@ has been read or migrated.
 
 A sixth, ``HOLDOUT5``, was gathered on 2026-12-04 the same way, after HOLDOUT4 had been looked at:
 ten releases of ten more projects (two sdist-only: gt4sd and horovod), chosen by metadata only.
-None of its code has been read or migrated.
+It was run once, on 2026-12-04 after the last rule change of that session (recall 95.7% on both
+targets, 0 crashes, 0 not idempotent), and its hunks were then read by hand; it is seen now.
 
     python benchmarks/holdout.py dev        # the development half, both targets
     python benchmarks/holdout.py holdout    # the held-out half (run it last)
     python benchmarks/holdout.py holdout2   # the unseen half (run it once, after every rule change)
     python benchmarks/holdout.py holdout3   # the fourth unseen half (run it once)
     python benchmarks/holdout.py holdout4   # the fifth half (run)
-    python benchmarks/holdout.py holdout5   # the newest unseen half (run it once, last)
+    python benchmarks/holdout.py holdout5   # the sixth half (run, then read)
     python benchmarks/holdout.py holdout --keep DIR   # also keep the trees and diffs in DIR
 """
 
