@@ -559,8 +559,9 @@ def override_arity(fn: Any, old_base: str, new_base: str, name: str) -> str | No
 def dropped_defaults(fn: Any, old_base: str, new_base: str, name: str) -> list[tuple[int, str]] | None:
     """For an override that requires more arguments than ``new_base``'s Trainer passes to ``name``:
     ``[(index after self, default), ...]`` that make it fit, when each extra parameter sits where
-    the newest 1.x release that has the hook gave its parameter a default (1.5's
-    ``on_train_batch_end(..., unused=0)``: the ``dataloader_idx`` 1.x passed, always 0 in
+    the new hook has a default (``on_validation_batch_end(..., dataloader_idx=0)``, passed only
+    with several loaders) or the newest 1.x release that has the hook gave its parameter one
+    (1.5's ``on_train_batch_end(..., unused=0)``: the ``dataloader_idx`` 1.x passed, always 0 in
     training); ``None`` otherwise (the catalogs say nothing about that value)."""
     import libcst as cst
 
@@ -575,12 +576,16 @@ def dropped_defaults(fn: Any, old_base: str, new_base: str, name: str) -> list[t
         return None
     old = [p for p in olds[-1].params if p.name in olds[-1].positional()]
     positional = [*fn.params.posonly_params, *fn.params.params][1:]
-    passed = len(new.positional())
+    news = [p for p in new.params if p.name in new.positional()]
+    passed = sum(1 for p in news if p.default is None)  # what the Trainer always passes
     found = []
     for index, param in enumerate(positional[passed:], start=passed):
         if param.default is not None:
             continue
-        value = old[index].default if index < len(old) else None
+        # the new hook's own default where it has that parameter (`dataloader_idx=0`: passed only
+        # with several loaders), else the one the newest 1.x release gave it
+        value = news[index].default if index < len(news) else None
+        value = value if value is not None else (old[index].default if index < len(old) else None)
         if value is None:
             return None
         found.append((index, value))
@@ -601,8 +606,10 @@ def hook_arity(new_base: str, name: str, required: int, accepted: int | None) ->
     signature = catalog.signature(new_base, name) if catalog.has(new_base) else None
     if signature is None or signature.var_positional:
         return None
-    passed = signature.positional()
-    least = sum(1 for p in signature.params if p.name in passed and p.default is None)
+    positional = signature.positional()
+    # a parameter with a default may not be passed (`dataloader_idx`: only with several loaders)
+    passed = [p.name for p in signature.params if p.name in positional and p.default is None]
+    least = len(passed)
     short = new_base.rpartition(".")[2]
     called = f"a `{short}`'s `{name}` is called with ({', '.join(passed)}) now"
     if required > len(passed):

@@ -152,7 +152,10 @@ def module_name(path: str, root: str) -> str:
     Inside a package (a folder with ``__init__.py``) the name follows the package chain upwards,
     even above ``root``; elsewhere it is the path relative to ``root``, without a leading
     ``src`` folder (the ``src/`` layout). A package's own file keeps its ``__init__`` part
-    (``pkg.__init__``): that is how ``codemods`` knows relative imports start at ``pkg``.
+    (``pkg.__init__``): that is how ``codemods`` knows relative imports start at ``pkg``. A name
+    that would start with ``pytorch_lightning`` (or another API package) is the project's own
+    folder of that name: the folders above it are kept, so that ``from .data import
+    LightningDataModule`` there is not read as the library's.
     """
     folder, base = os.path.split(path)
     tail = [base.rsplit(".", 1)[0]]
@@ -161,12 +164,23 @@ def module_name(path: str, root: str) -> str:
         while _is_package(folder) and os.path.dirname(folder) != folder:
             chain.insert(0, os.path.basename(folder))
             folder = os.path.dirname(folder)
+        while chain and chain[0] in _API_PACKAGES and os.path.dirname(folder) != folder:
+            # a project's own `integrations/pytorch_lightning/` package (its parents' `__init__.py`
+            # absent: a namespace package, or files copied out): never the library of that name
+            chain.insert(0, os.path.basename(folder) or "_project")
+            folder = os.path.dirname(folder)
         return ".".join(chain + tail)
     rel = os.path.relpath(folder, root) if within(folder, root) else "."
     parts = [] if rel == "." else rel.split(os.sep)
     if parts and parts[0] == "src":
         parts = parts[1:]
+    if parts and parts[0] in _API_PACKAGES:
+        parts.insert(0, "_project")
     return ".".join(parts + tail)
+
+
+#: Top-level names of the old and new APIs: a user's module is never called by one of them.
+_API_PACKAGES = frozenset({"pytorch_lightning", "lightning", "strategies", "compat"})
 
 
 def _parent_gitignores(folder: str) -> list[IgnoreSpec]:

@@ -178,6 +178,30 @@ def test_module_names(tmp_path: Path) -> None:
     assert module_name(str(real / "top.py"), str(real)) == "top"
 
 
+def test_a_projects_own_pytorch_lightning_folder_is_not_the_library(tmp_path: Path) -> None:
+    """ai2-tango's `tango/integrations/pytorch_lightning/` (its parents without `__init__.py`):
+    `from .data import LightningDataModule` there is the project's class, left as it is."""
+    package = tmp_path / "tango" / "integrations" / "pytorch_lightning"
+    write(
+        package / "data.py",
+        "import pytorch_lightning as pl\n\n\nclass LightningDataModule(pl.LightningDataModule):\n    pass\n",
+    )
+    init = write(
+        package / "__init__.py", 'from .data import LightningDataModule\n\n__all__ = ["LightningDataModule"]\n'
+    )
+    real = tmp_path.resolve()
+    assert module_name(str(real / "tango/integrations/pytorch_lightning/data.py"), str(real)) == (
+        "integrations.pytorch_lightning.data"
+    )
+    write(tmp_path / "pytorch_lightning" / "helpers.py", "")
+    assert module_name(str(real / "pytorch_lightning/helpers.py"), str(real)) == "_project.pytorch_lightning.helpers"
+    before = init.read_text()
+    result = subprocess.run([sys.executable, "-m", "compat.migrate", str(tmp_path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert init.read_text() == before
+    assert "from strategies import DataModule" in (package / "data.py").read_text()
+
+
 def test_inward_symlinks_are_processed_once(tmp_path: Path) -> None:
     write(tmp_path / "real.py", OLD_USE)
     (tmp_path / "alias.py").symlink_to(tmp_path / "real.py")
