@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from compat import _catalog
 
+from ._facts import OLD_CALLBACK
+
 __all__ = ["Home", "call_changes", "find_home", "first_missing", "lightning_path", "module_resolves", "old_kind"]
 
 #: How the Lightning target spells Lightning's own packages, by preference.
@@ -58,6 +60,21 @@ def old_kind(path: str) -> str | None:
             return "class"
         if path in catalog.modules:
             return "module"
+    return None
+
+
+_CALLBACK = OLD_CALLBACK.rpartition(".")[2]  # the base's name in every release and target
+
+
+def _is_callback(path: str, catalog: _catalog.Catalog | None = None) -> bool | None:
+    """Whether the class ``path`` is a Callback (in ``catalog``, or in the newest 1.x release that
+    has it): a summary class and the callback of the same name are not one object
+    (``utilities.model_summary.ModelSummary`` is not ``callbacks.ModelSummary``)."""
+    catalogs = [catalog] if catalog is not None else [_catalog.load(n) for n in reversed(_catalog.OLD)]
+    for current in catalogs:
+        resolved = current.resolve(path)
+        if resolved is not None:
+            return any(c.rpartition(".")[2] == _CALLBACK for c in current.mro(resolved))
     return None
 
 
@@ -124,10 +141,12 @@ def find_home(target: str, old_module: str, name: str, mapped: str | None = None
         missing = nowhere = f"`strategies` has no {_KINDS[kind]}`{name}`"
     # Unknown to the 1.x catalogs (which list every module and class): a function, a value, or a
     # class of a later release; never a module.
+    callback = _is_callback(f"{old_module}.{name}") if kind == "class" else None
     groups = {
         d: paths
         for d, paths in catalog.homes(name).items()
-        if _kind(catalog, d) == kind or (kind is None and _kind(catalog, d) != "module")
+        if (_kind(catalog, d) == kind and (callback is None or _is_callback(d, catalog) == callback))
+        or (kind is None and _kind(catalog, d) != "module")
     }
     if not groups:
         return Home(None, nowhere)
