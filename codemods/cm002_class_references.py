@@ -12,7 +12,7 @@ from compat.renames import Rename
 
 from ._context import Context
 from ._edits import set_value
-from ._homes import find_home, lightning_path, old_kind
+from ._homes import call_changes, find_home, lightning_path, old_kind
 from ._ids import Rule
 from ._imports import ImportRequest
 from ._rule import RuleCommand, Site
@@ -88,6 +88,7 @@ class RenameClassReferencesCommand(RuleCommand):
                 self._chain(ctx, attribute, scope, entry)
             elif (found := self._found_home(ctx, attribute, scope, self.target)) is not None:
                 self._chain(ctx, attribute, scope, None, found)
+                self._changed_call(ctx, attribute, scope, found)
         for string, scope in ctx.analysis.strings:
             self._string(ctx, string, scope)
 
@@ -126,14 +127,41 @@ class RenameClassReferencesCommand(RuleCommand):
             return None
         path = f"{qualname}.{rest}"
         module, _, name = path.rpartition(".")
-        if name.startswith("_") or old_kind(module) != "module" or old_kind(path) is not None:
-            return None  # not a name of a module, or a module or a class (the table's)
+        kind = old_kind(path)
+        if name.startswith("_") or old_kind(module) != "module" or kind == "module":
+            return None  # not a name of a module, or a module
+        if kind == "class" and ctx.table.object(path) is not None:
+            return None  # a class the table has: `_chain_entry`'s
         if name not in old_names(module):
             return None
         if target == "lightning" and _catalog.target("lightning").binds(f"{lightning_path(module)}.{name}"):
             return None
         home = find_home(target, module, name)
         return f"{home.module}.{name}" if home.module is not None else None
+
+    def _changed_call(self, ctx: Context, attribute: cst.Attribute, scope: Scope, new: str) -> None:
+        """``pl.loggers.TensorBoardLogger("x")`` on a class found by name: a TODO where the new
+        class would bind an argument elsewhere, not take it, or default differently (as CM001
+        does for ``from pytorch_lightning.loggers import TensorBoardLogger``)."""
+        call = ctx.analysis.parent(attribute)
+        if not isinstance(call, cst.Call) or call.func is not attribute or any(a.star for a in call.args):
+            return
+        root = attribute.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        bound = ctx.bindings(root, scope) if isinstance(root, cst.Name) else []
+        text = dotted(attribute)
+        if len(bound) != 1 or not bound[0].qualname or text is None:
+            return
+        old = f"{bound[0].qualname}.{text.partition('.')[2]}"
+        if old_kind(old) != "class":
+            return
+        positional = sum(1 for a in call.args if a.keyword is None)
+        keywords = [a.keyword.value for a in call.args if a.keyword is not None]
+        problems = call_changes(self.target, old, new, positional, keywords)
+        if problems:
+            short = new.rpartition(".")[2]
+            ctx.edits.todo(call, self.RULE, f"`{short}` is `{new}` now: {'; '.join(problems)}")
 
     def _chain(
         self, ctx: Context, attribute: cst.Attribute, scope: Scope, entry: Rename | None, found: str | None = None
