@@ -213,7 +213,16 @@ class RewriteImportsCommand(RuleCommand):
         while cut < len(parts) and old_kind(".".join(parts[: cut + 1])) == "module":
             cut += 1
         if cut == len(parts) or parts[cut].startswith("__"):
-            return  # a module path, or a dunder (``__version__``) every package has
+            # a module path, or a dunder (``__version__``) of one: the module itself must exist
+            module = ".".join(parts[:cut])
+            if cut > 1 and not manual_module(ctx, module) and ctx.table.module(module) is None:
+                missing = first_missing("lightning", lightning_path(module))
+                if missing is not None:
+                    hint = (
+                        f"Lightning 2.6 has no module `{missing}` (1.x's `{module}`): replace what this reads from it"
+                    )
+                    ctx.edits.todo(node, self.RULE, hint)
+            return
         module, name = ".".join(parts[:cut]), parts[cut]
         old = f"{module}.{name}"
         if ctx.table.object(old) is not None or manual_module(ctx, old):
