@@ -68,6 +68,12 @@ class TrainerState:
     evaluating: str | None = None
     """The evaluation loop running now (``"val"``, ``"test"``, ``"predict"``; also the validation in ``fit``)."""
 
+    @property
+    def fn(self) -> str | None:
+        """The entry point running (``"fit"``, ``"validate"``, ``"test"``, ``"predict"``): Lightning
+        2.6's ``trainer.state.fn``, which compares equal to these strings."""
+        return self.stage
+
 
 class Trainer(_TrainerProperties, _LoggerProperties):
     """Runs ``fit``/``validate``/``test``/``predict`` with Lightning 2.x's hooks, on any strategy.

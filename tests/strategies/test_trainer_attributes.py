@@ -188,3 +188,19 @@ def test_the_attributes_read_the_same_on_lightning(tmp_path: Path) -> None:
                 }
             )
         assert seen[0] == seen[1], kwargs
+
+
+def test_state_fn_names_the_entry_point_as_lightnings_does() -> None:
+    seen = []
+
+    class Probe(strategies.Callback):
+        def on_train_start(self, trainer, module):
+            seen.append(trainer.state.fn)
+
+        def on_validation_start(self, trainer, module):
+            seen.append(trainer.state.fn)
+
+    trainer = quiet_trainer(max_epochs=1, callbacks=[Probe()], num_sanity_val_steps=0)
+    trainer.fit(_Module(), _loader(4), _loader(4))
+    trainer.validate(_Module(), _loader(4), verbose=False)
+    assert seen == ["fit", "fit", "validate"]
