@@ -18,7 +18,7 @@ import libcst as cst
 from ._facts import EPOCH_END_HOOKS
 from ._scopes import ClassInfo
 
-__all__ = ["EPOCH_END_HOOKS", "plan_epoch_end"]
+__all__ = ["EPOCH_END_HOOKS", "plan_epoch_end", "returns"]
 
 Fn = Callable[[cst.CSTNode], cst.CSTNode]
 
@@ -56,7 +56,8 @@ class _Returns(cst.CSTVisitor):
         self.yields = True
 
 
-def _returns(body: cst.BaseSuite) -> _Returns:
+def returns(body: cst.BaseSuite) -> _Returns:
+    """The returns (and whether it yields) of one function body, nested functions left out."""
     found = _Returns()
     body.visit(found)
     return found
@@ -168,7 +169,7 @@ def plan_epoch_end(info: ClassInfo, hook: cst.FunctionDef, source: str) -> str |
     if step_params is None or len(step_params) != 3:
         return f"`{step_name}` takes more than `(self, batch, batch_idx)` (several optimizers or dataloaders)"
     self_name, outputs = hook_params
-    found = _returns(step.body)
+    found = returns(step.body)
     if found.yields or found.in_suite:
         return f"`{step_name}` yields, or returns on a line with other statements"
     kept: dict[int, tuple[str, bool]] = {}
@@ -191,7 +192,7 @@ def plan_epoch_end(info: ClassInfo, hook: cst.FunctionDef, source: str) -> str |
         assert isinstance(node, cst.FunctionDef)
         return node.with_changes(body=node.body.visit(_AppendBeforeReturn(step_self, store, kept, step)))
 
-    early_return = bool(_returns(hook.body).returns)
+    early_return = bool(returns(hook.body).returns)
 
     def edit_hook(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock)
@@ -271,7 +272,7 @@ class _AppendBeforeReturn(cst.CSTTransformer):
         self.self_name = self_name
         self.store = store
         # Returns are matched by order: the updated tree has the same returns in the same order.
-        self.order = [kept.get(id(r)) for r in _returns(original.body).returns]
+        self.order = [kept.get(id(r)) for r in returns(original.body).returns]
         self.seen = 0
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ._epoch_end import returns
 from ._facts import LAUNCH_KEYWORDS, OLD_TRAINER, removed_classmethod
 from ._resolve import Resolver
 from ._scopes import Binding, Scope
@@ -84,24 +85,9 @@ def _source(ctx: Resolver, value: cst.BaseExpression, scope: Scope, spread: set[
 
 def _returned_name(node: cst.FunctionDef) -> str | None:
     """The one name every ``return`` of the function returns (``None``: another value or none)."""
-    returns = _Returns()
-    node.body.visit(returns)
-    names = {r.value.value if isinstance(r.value, cst.Name) else None for r in returns.found}
-    return names.pop() if len(names) == 1 and returns.found else None
-
-
-class _Returns(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: list[cst.Return] = []
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.found.append(node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # a nested function's returns are its own
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
+    found = returns(node.body)
+    names = {r.value.value if isinstance(r.value, cst.Name) else None for r in found.returns}
+    return names.pop() if len(names) == 1 and found.returns and not found.yields else None
 
 
 def _pieces(
