@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
+from pathlib import Path
 
 import pytest
+
+# tests/ itself, for the helpers shared by several test folders (run_outputs)
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 _RANK_VARS = (
     "RANK",

@@ -13,8 +13,6 @@ same weights, and the same metrics files.
 
 from __future__ import annotations
 
-import csv
-import math
 import os
 import re
 import shutil
@@ -24,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import run_outputs
 from _no_lightning import python_without_lightning
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
@@ -90,57 +89,17 @@ def _run(no_lightning, args: list[str], cwd: Path, timeout: float = 170) -> subp
     return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
 
-def _normalized(rel: str) -> str:
-    """A file's path with what differs between any two runs (host, pid, time in event files) taken out."""
-    return re.sub(r"events\.out\.tfevents\..*", "events.out.tfevents", rel)
-
-
-def _files(out: Path) -> dict[str, Path]:
-    return {_normalized(str(p.relative_to(out))): p for p in sorted(out.rglob("*")) if p.is_file()}
-
-
-def _state(path: Path) -> dict:
-    import torch
-
-    # our own run's output, not a downloaded file: it may hold 1.x hyperparameter objects
-    checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-    return {k: v for k, v in checkpoint.get("state_dict", {}).items()}
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def _same_value(a: str, b: str) -> bool:
-    if a == b:
-        return True
-    try:
-        return math.isclose(float(a), float(b), rel_tol=1e-5, abs_tol=1e-7)
-    except ValueError:
-        return False
-
-
 def _compare(left_out: Path, right_out: Path) -> None:
-    import torch
-
-    left, right = _files(left_out), _files(right_out)
+    left, right = run_outputs.files(left_out), run_outputs.files(right_out)
     assert sorted(left) == sorted(right)
     checkpoints = [rel for rel in left if rel.endswith(".ckpt")]
     assert checkpoints, f"the program saved no checkpoint: {sorted(left)}"
     for rel in checkpoints:
-        a, b = _state(left[rel]), _state(right[rel])
-        assert a.keys() == b.keys() and a, rel
-        for key in a:
-            torch.testing.assert_close(
-                a[key], b[key], rtol=1e-5, atol=1e-7, msg=lambda detail, r=rel, k=key: f"{r}: {k}: {detail}"
-            )
+        a, b = run_outputs.state(left[rel]), run_outputs.state(right[rel])
+        assert a, rel
+        run_outputs.assert_same_tensors(a, b, rel)
     for rel in (r for r in left if r.endswith(".csv")):
-        rows_a, rows_b = _rows(left[rel]), _rows(right[rel])
-        assert len(rows_a) == len(rows_b), rel
-        for ra, rb in zip(rows_a, rows_b, strict=True):
-            assert ra.keys() == rb.keys(), rel
-            assert all(_same_value(ra[k], rb[k]) for k in ra), (rel, ra, rb)
+        run_outputs.assert_same_rows(left[rel], right[rel], rel)
 
 
 def _under_compat(program: Path, out: Path, devices: int, no_lightning) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,16 @@ def script_env() -> dict[str, str]:
     return env
 
 
-def run_script(args: list[str], timeout: float = 150, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def free_port() -> int:
+    """A TCP port on the loopback that nothing listens on now (for MASTER_PORT)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_script(
+    args: list[str], timeout: float = 150, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
     """Run a command in its own session; on timeout kill the whole group (never leave orphans).
 
     The default timeout is generous (imports of torch take 20 s on a busy machine) and below
@@ -43,7 +53,7 @@ def run_script(args: list[str], timeout: float = 150, env: dict[str, str] | None
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        cwd=ROOT,
+        cwd=cwd or ROOT,
     )
     try:
         out, err = proc.communicate(timeout=timeout)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 import torch
-from _helpers import PROBE, ROOT, expected_order, observed_order, run_script, script_env
+from _helpers import PROBE, ROOT, expected_order, free_port, observed_order, run_script, script_env
 from probe import dataset
 from torch.utils.data import DistributedSampler
 
@@ -109,7 +109,7 @@ def test_ddp_rendezvous_listens_on_loopback_only(ddp_run):
 @pytest.mark.slow  # a second 2-rank launch (~15 s on 2 busy cores); the default run checks loopback on the
 # launcher's own port (above) and the spawn launches: CI's second step runs this one
 def test_ddp_with_master_port_still_listens_on_loopback_only(tmp_path):
-    port = _free_port()
+    port = free_port()
     result = run_script(
         [sys.executable, str(PROBE), "--out", str(tmp_path), "--stages", "fit"], env={"MASTER_PORT": str(port)}
     )
@@ -117,12 +117,6 @@ def test_ddp_with_master_port_still_listens_on_loopback_only(tmp_path):
     reports = _load(tmp_path)
     assert reports[0]["listeners"] == ["0100007F"], f"MASTER_PORT={port}: {reports[0]['listeners']}"
     assert reports[0]["weights"] == reports[1]["weights"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_ddp_under_torchrun(tmp_path):
@@ -135,7 +129,7 @@ def test_ddp_under_torchrun(tmp_path):
         "--master-addr",
         "127.0.0.1",
         "--master-port",
-        str(_free_port()),
+        str(free_port()),
         str(PROBE),
         "--out",
         str(tmp_path),

@@ -7,14 +7,13 @@ import errno
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
 import torch
-from _helpers import ROOT, SCRIPTS, run_script, script_env
+from _helpers import ROOT, SCRIPTS, free_port, run_script, script_env
 from fault_run import Tiny, loader
 
 from strategies import Callback, FSDPStrategy, SingleDeviceStrategy, Trainer
@@ -259,16 +258,10 @@ def test_a_whole_float_limit_is_that_many_batches_as_in_lightning():
 # -- 7: a torchrun elastic restart resumes from the last checkpoint -----------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.slow  # torchrun, 2 ranks, 2 attempts: about a minute on 2 busy cores
 def test_a_torchrun_restart_resumes_from_the_last_checkpoint(tmp_path):
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--max-restarts", "1", "--nproc-per-node", "2"]
-    address = ["--master-addr", "127.0.0.1", "--master-port", str(_free_port())]
+    address = ["--master-addr", "127.0.0.1", "--master-port", str(free_port())]
     result = run_script([*torchrun, *address, str(FAULT_RUN), "elastic", str(tmp_path)], timeout=480)
     assert result.returncode == 0, result.stderr[-5000:]
     assert "rank 1 fails once" in result.stderr, "the first attempt did not fail"

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 import torch.distributed as dist
+from _helpers import free_port
 from probe import listeners
 
 from strategies import LocalEnvironment, SLURMEnvironment
@@ -17,12 +18,6 @@ TIMEOUT = datetime.timedelta(seconds=20)
 
 
 LOOPBACK_ONLY = ["0100007F"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_store_listens_on_loopback_only():
@@ -41,7 +36,7 @@ def test_store_listens_on_loopback_only():
 
 
 def test_master_port_chooses_the_port_not_the_interface(monkeypatch):
-    port = _free_port()
+    port = free_port()
     monkeypatch.setenv("MASTER_PORT", str(port))
     env = LocalEnvironment()
     try:
@@ -53,7 +48,7 @@ def test_master_port_chooses_the_port_not_the_interface(monkeypatch):
 
 
 def test_a_cluster_run_on_a_loopback_address_stays_on_loopback(monkeypatch):
-    port = _free_port()
+    port = free_port()
     for key, value in {
         "SLURM_NTASKS": "1",
         "SLURM_PROCID": "0",
