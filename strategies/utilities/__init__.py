@@ -9,6 +9,9 @@ becomes ``from strategies.utilities import rank_zero_only``):
 - ``is_overridden`` (``strategies.utilities.model_helpers``), ``seed_everything``,
   ``AttributeDict`` and ``move_data_to_device``.
 
+``strategies.utilities.types``: the type aliases hooks are annotated with (``STEP_OUTPUT``,
+``OptimizerLRScheduler``, ``EVAL_DATALOADERS``, ...).
+
 ``strategies.utilities.argparse``: command-line flags from a class's ``__init__`` for scripts
 that keep their own ``ArgumentParser`` (``add_argparse_args(Trainer, parser)``,
 ``from_argparse_args(Trainer, args)``: 1.x's classmethods, which Lightning 2.0 removed).
@@ -36,7 +39,7 @@ if TYPE_CHECKING:  # the same names, for type checkers (``X as X`` marks a re-ex
     from strategies.utilities.rank_zero import rank_zero_only as rank_zero_only
     from strategies.utilities.rank_zero import rank_zero_warn as rank_zero_warn
 
-_SUBMODULES = ("argparse", "model_helpers", "rank_zero", "upgrade_checkpoint")
+_SUBMODULES = ("argparse", "model_helpers", "rank_zero", "types", "upgrade_checkpoint")
 #: public name -> the module that defines it
 _HOMES = {
     **{

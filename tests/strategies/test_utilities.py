@@ -7,7 +7,9 @@ equal Lightning's), ``rank_zero_only`` from the environment and around a run, ``
 
 from __future__ import annotations
 
+import json
 import logging
+import pathlib
 import warnings
 
 import pytest
@@ -38,6 +40,29 @@ def test_lightnings_names_are_here() -> None:
     assert utilities.seed_everything is strategies.seed_everything
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         utilities.nope  # noqa: B018
+
+
+CATALOG = pathlib.Path(__file__).resolve().parents[2] / "compat" / "_catalog" / "lightning-2.6.json"
+#: Public names of Lightning 2.6's ``utilities.types`` not in ``strategies.utilities.types``, and why.
+TYPES_NOT_PROVIDED = {
+    "DistributedDataParallel": "a Protocol Lightning types its own wrappers with; programs annotate with torch's class",
+}
+
+
+def test_every_type_alias_of_lightnings_types_module_is_here_or_listed_with_the_reason() -> None:
+    catalog = json.loads(CATALOG.read_text())
+    prefix = "lightning.pytorch.utilities.types."
+    public = {
+        path[len(prefix) :]
+        for path in (*catalog["names"], *catalog["classes"])
+        if path.startswith(prefix) and not path[len(prefix) :].startswith("_")
+    }
+    assert len(public) > 10, "the catalog lists too few names: is it the 2.6 catalog?"
+    missing = sorted(name for name in public if not hasattr(utilities.types, name))
+    assert missing == sorted(TYPES_NOT_PROVIDED), (
+        "add these to strategies.utilities.types, or list them with the reason"
+    )
+    assert sorted(utilities.types.__all__) == sorted(public - set(TYPES_NOT_PROVIDED))
 
 
 def _with_grads() -> nn.Module:
