@@ -84,7 +84,8 @@ class _LoggerProperties:
         self.log_every_n_steps = log_every_n_steps
         self.enable_progress_bar = enable_progress_bar
         self.loggers = _resolve_loggers(logger, self.default_root_dir)
-        # Lightning's `Checkpoint` callbacks: a `ModelCheckpoint`, or one that only saves (`OnExceptionCheckpoint`)
+        # Lightning's `Checkpoint` callbacks: a `ModelCheckpoint`, one that only saves (`OnExceptionCheckpoint`),
+        # or a user's own subclass of `Checkpoint`
         given = [cb for cb in self.callbacks if getattr(cb, "_is_checkpoint", False) or getattr(cb, "_saves", False)]
         if not enable_checkpointing and given:
             raise ValueError(
@@ -150,7 +151,11 @@ class _LoggerProperties:
 
     @property
     def checkpoint_callbacks(self) -> list[Any]:
-        """Every ``ModelCheckpoint`` in ``callbacks``."""
+        """Every ``ModelCheckpoint`` in ``callbacks``.
+
+        Lightning 2.6 lists every ``Checkpoint`` here (an ``OnExceptionCheckpoint`` too); here only
+        those with a best model to give ``ckpt_path="best"`` and the spawn transfer.
+        """
         return [cb for cb in self.callbacks if getattr(cb, "_is_checkpoint", False)]
 
     @property

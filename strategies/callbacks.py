@@ -169,6 +169,17 @@ class Callback:
         """Read a checkpoint being restored."""
 
 
+class Checkpoint(Callback):
+    """The base of checkpoint callbacks, as Lightning's ``Checkpoint``.
+
+    Subclass it for a callback of your own that saves checkpoints: the Trainer then runs its
+    hooks after every other callback's (so it sees what they logged) and adds no default
+    ``ModelCheckpoint`` beside it. ``ModelCheckpoint`` and ``OnExceptionCheckpoint`` are ones.
+    """
+
+    _saves: ClassVar[bool] = True
+
+
 class HookCall(NamedTuple):
     """One entry of the hook record: which process, which stage, which call."""
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 from typing_extensions import override
 
-from strategies.callbacks import Callback
+from strategies.callbacks import Checkpoint
 
 if TYPE_CHECKING:
     from strategies.module import TrainModule
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 _FIELD = re.compile(r"\{([^{}:]+)(:[^{}]*)?\}")
 
 
-class ModelCheckpoint(Callback):
+class ModelCheckpoint(Checkpoint):
     """Save checkpoints as Lightning 2.6's ``ModelCheckpoint`` does, with the same names and defaults.
 
     Files are ``<dirpath>/<filename>.ckpt``. ``dirpath`` defaults to

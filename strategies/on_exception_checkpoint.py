@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from strategies.callbacks import Callback
+from strategies.callbacks import Checkpoint
 
 if TYPE_CHECKING:
     from strategies.module import TrainModule
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["OnExceptionCheckpoint"]
 
 
-class OnExceptionCheckpoint(Callback):
+class OnExceptionCheckpoint(Checkpoint):
     """Save a checkpoint when a stage raises.
 
     Args:
@@ -34,9 +34,6 @@ class OnExceptionCheckpoint(Callback):
     """
 
     FILE_EXTENSION = ".ckpt"
-    #: a checkpoint callback in Lightning's sense: no default ``ModelCheckpoint`` is added beside it, and
-    #: ``enable_checkpointing=False`` with it is an error (it is not in ``trainer.checkpoint_callbacks``)
-    _saves = True
 
     def __init__(self, dirpath: str | os.PathLike[str], filename: str = "on_exception") -> None:
         if not filename:

@@ -752,8 +752,10 @@ class Trainer(_TrainerProperties, _LoggerProperties):
 
 def _ordered(callbacks: list[Any]) -> list[Any]:
     """Checkpoint callbacks last, as Lightning orders them (they see what the others logged)."""
-    return [cb for cb in callbacks if not getattr(cb, "_is_checkpoint", False)] + [
-        cb for cb in callbacks if getattr(cb, "_is_checkpoint", False)
+    from strategies.callbacks import Checkpoint
+
+    return [cb for cb in callbacks if not isinstance(cb, Checkpoint)] + [
+        cb for cb in callbacks if isinstance(cb, Checkpoint)
     ]
 
 

@@ -149,3 +149,42 @@ def test_with_validation_every_other_epoch_it_saves_after_validation(tmp_path):
     _fit(host, [([1.0], None), ([1.0], [0.5]), ([1.0], None), ([1.0], [0.3])])
     assert _files(tmp_path) == ["epoch=1-step=2.ckpt", "epoch=3-step=4.ckpt"]
     assert not host.should_stop and float(stopper.best_score) == pytest.approx(0.3)  # checked after validation only
+
+
+def test_a_users_checkpoint_subclass_runs_last_and_no_default_model_checkpoint_joins_it(tmp_path):
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from strategies import Trainer, TrainModule
+    from strategies.callbacks import Callback, Checkpoint
+
+    seen: list[str] = []
+
+    class Saver(Checkpoint):
+        def on_train_epoch_end(self, trainer, module):
+            seen.append("saver")
+
+    class Other(Callback):
+        def on_train_epoch_end(self, trainer, module):
+            seen.append("other")
+
+    class Net(TrainModule):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.Linear(2, 1)
+
+        def training_step(self, batch, batch_idx):
+            return self.layer(batch[0]).sum()
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    trainer = Trainer(
+        max_epochs=1, logger=False, enable_progress_bar=False, default_root_dir=tmp_path, callbacks=[Saver(), Other()]
+    )
+    trainer.fit(Net(), DataLoader(TensorDataset(torch.randn(4, 2)), batch_size=2))
+    assert seen == ["other", "saver"]
+    assert not any(isinstance(cb, ModelCheckpoint) for cb in trainer.callbacks)
+    assert not list(tmp_path.rglob("*.ckpt"))
+    assert issubclass(ModelCheckpoint, Checkpoint)
+    with pytest.raises(ValueError, match="enable_checkpointing=False"):
+        Trainer(enable_checkpointing=False, callbacks=[Saver()])
