@@ -102,13 +102,13 @@ class _Launches:
     """
 
     def __init__(self, out: pathlib.Path) -> None:
-        from test_rendezvous import _free_port
+        from _helpers import free_port
 
         self.out = out
         self.trainer = _trainer(record_hooks=True, callbacks=[Callback()])
         self.module = _ListenerProbe()
         self.weight_before = self.module.layer.weight.detach().clone()
-        self.master_port = str(_free_port())
+        self.master_port = str(free_port())
         self.runs: dict[str, dict] = {}
 
     def __getitem__(self, name: str) -> dict:

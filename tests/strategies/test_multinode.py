@@ -15,8 +15,8 @@ import subprocess
 import sys
 
 import pytest
-from _helpers import PROBE, ROOT, script_env
-from test_ddp_integration import _check_run, _free_port
+from _helpers import PROBE, ROOT, free_port, script_env
+from test_ddp_integration import _check_run
 
 NODES = 2
 # Two agents and two ranks (four interpreters importing torch) per test: CI's second step runs them
@@ -69,7 +69,7 @@ def _probe(out) -> list[str]:
 
 
 def test_two_torchrun_agents_on_loopback(tmp_path):
-    port = _free_port()
+    port = free_port()
     commands = [
         [
             sys.executable,
