@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import csv
 import math
+import pickle
 import re
+import types
 from pathlib import Path
+from typing import Any
 
 RTOL, ATOL = 1e-5, 1e-7
 
@@ -21,15 +24,50 @@ def normalized(rel: str) -> str:
 
 
 def files(out: Path) -> dict[str, Path]:
-    """Every file under ``out``, by its normalized relative path."""
-    return {normalized(str(p.relative_to(out))): p for p in sorted(out.rglob("*")) if p.is_file()}
+    """Every file under ``out``, by its normalized relative path.
+
+    Several event files in one folder (one per ``fit``/``test`` of a logger) are numbered in the
+    order of their names (which start with the time), so none hides another.
+    """
+    found: dict[str, Path] = {}
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        rel = normalized(str(path.relative_to(out)))
+        key, count = rel, 1
+        while key in found:
+            count += 1
+            key = f"{rel}.{count}"
+        found[key] = path
+    return found
+
+
+class _StandIn:
+    """What a pickled object of a class the test process cannot import (one defined in the
+    program's own file, kept in its hyperparameters) is loaded as: its state, for comparing."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        self.args = args
+
+    def __setstate__(self, state: object) -> None:
+        self.state = state
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return super().find_class(module, name)
+        except (AttributeError, ModuleNotFoundError):
+            return type(name, (_StandIn,), {"__module__": module})
+
+
+_TOLERANT_PICKLE = types.SimpleNamespace(**{**vars(pickle), "Unpickler": _Unpickler})
 
 
 def load(path: Path) -> dict:
+    """A file ``torch.save`` wrote, on the CPU; classes the test process lacks load as stand-ins."""
     import torch
 
     # our own runs' output, not a downloaded file: it may hold hyperparameter objects
-    return torch.load(path, map_location="cpu", weights_only=False)
+    return torch.load(path, map_location="cpu", weights_only=False, pickle_module=_TOLERANT_PICKLE)
 
 
 def state(path: Path) -> dict:
